@@ -1,0 +1,159 @@
+//! Stage `catalog`: register a checked [`Window`] in a DataFusion `SessionContext`: one table
+//! per kind and side table (absent ones as empty tables of the canonical schema),
+//! `cpu_event`, `cbid`, then the views of `sql/views/`.
+//!
+//! In: a [`Window`]. Out: a `SessionContext` ready for SQL.
+
+mod cbid;
+mod cpu_event;
+pub mod cpu_trace;
+
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::TableProvider;
+use datafusion::common::ScalarValue;
+use datafusion::datasource::empty::EmptyTable;
+use datafusion::datasource::file_format::parquet::ParquetFormat;
+use datafusion::datasource::listing::{
+    ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
+};
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use cbid::{cbid_rows, CBID_TABLE_VERSION};
+pub use cpu_event::{CpuEventTable, CpuTraceSource};
+
+use crate::error::Error;
+use crate::schema::TABLES;
+use crate::window::Window;
+use crate::Result;
+
+/// A session context configured for trace queries.
+pub fn new_context() -> SessionContext {
+    let config = SessionConfig::new()
+        .with_information_schema(true)
+        // Partition columns are compared as written in folder names (`window_id=000012`).
+        .set_bool("datafusion.execution.listing_table_ignore_subdirectory", true);
+    SessionContext::new_with_config(config)
+}
+
+/// A new context with every table of `window` and every view registered.
+pub async fn open(window: &Window) -> Result<SessionContext> {
+    let ctx = new_context();
+    register_window(&ctx, window)?;
+    crate::sql::register_views(&ctx, &window.partition_keys).await?;
+    Ok(ctx)
+}
+
+/// Register the tables of `window` (not the views) in `ctx`.
+pub fn register_window(ctx: &SessionContext, window: &Window) -> Result<()> {
+    let partition_fields = partition_fields(window);
+    for spec in TABLES {
+        let table: Arc<dyn TableProvider> = match window.table(spec.name) {
+            Some(source) => Arc::new(listing_table(
+                window,
+                spec.name,
+                source.schema.clone(),
+                &partition_fields,
+            )?),
+            None => Arc::new(EmptyTable::new(with_fields(
+                spec.table_schema(),
+                &partition_fields,
+            ))),
+        };
+        ctx.register_table(spec.name, table)?;
+    }
+    let sources = window
+        .windows
+        .iter()
+        .filter_map(|w| {
+            let path = w.cpu_trace.clone()?;
+            let partition_values = w
+                .partitions
+                .iter()
+                .zip(&partition_fields)
+                .map(|((_, value), field)| partition_value(value, field.data_type()))
+                .collect::<Result<Vec<_>>>();
+            Some(partition_values.map(|partition_values| CpuTraceSource {
+                path,
+                partition_values,
+            }))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    ctx.register_table(
+        "cpu_event",
+        Arc::new(CpuEventTable::new(sources, &partition_fields)),
+    )?;
+    ctx.register_table("cbid", Arc::new(cbid::cbid_table()?))?;
+    Ok(())
+}
+
+/// A Parquet listing table: the one file of a window, or `<kind>.parquet` of every window
+/// of an archive with the partition folders as columns (so predicates on them prune files).
+fn listing_table(
+    window: &Window,
+    name: &str,
+    schema: SchemaRef,
+    partition_fields: &[Field],
+) -> Result<ListingTable> {
+    let format = Arc::new(ParquetFormat::default());
+    let (url, options) = if window.is_archive() {
+        let root = format!("{}/", absolute(&window.root)?.display());
+        let options = ListingOptions::new(format)
+            .with_file_extension(format!("/{name}.parquet"))
+            .with_table_partition_cols(
+                partition_fields
+                    .iter()
+                    .map(|f| (f.name().clone(), f.data_type().clone()))
+                    .collect(),
+            );
+        (root, options)
+    } else {
+        let file = absolute(&window.windows[0].path)?.join(format!("{name}.parquet"));
+        let options = ListingOptions::new(format).with_file_extension(".parquet");
+        (file.display().to_string(), options)
+    };
+    let url = ListingTableUrl::parse(&url)?;
+    let config = ListingTableConfig::new(url)
+        .with_listing_options(options)
+        .with_schema(schema);
+    Ok(ListingTable::try_new(config)?)
+}
+
+fn absolute(path: &std::path::Path) -> Result<std::path::PathBuf> {
+    std::path::absolute(path).map_err(|e| Error::io(path, e))
+}
+
+/// Archive partition columns: `window_id` and integer-valued keys as Int64, others as text.
+fn partition_fields(window: &Window) -> Vec<Field> {
+    window
+        .partition_keys
+        .iter()
+        .enumerate()
+        .map(|(level, key)| {
+            let all_int = window
+                .windows
+                .iter()
+                .all(|w| w.partitions[level].1.parse::<i64>().is_ok());
+            let ty = if all_int {
+                DataType::Int64
+            } else {
+                DataType::Utf8
+            };
+            Field::new(key, ty, false)
+        })
+        .collect()
+}
+
+fn partition_value(text: &str, ty: &DataType) -> Result<ScalarValue> {
+    Ok(ScalarValue::try_from_string(text.to_string(), ty)?)
+}
+
+fn with_fields(schema: SchemaRef, extra: &[Field]) -> SchemaRef {
+    if extra.is_empty() {
+        return schema;
+    }
+    let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
+    fields.extend(extra.iter().cloned());
+    Arc::new(Schema::new(fields))
+}

@@ -1,0 +1,92 @@
+//! Command-line wiring: clap types, converted to library calls at the boundary. No logic of
+//! its own beyond choosing inputs and outputs.
+
+mod query;
+mod synth;
+mod tables;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use datafusion::prelude::SessionContext;
+use tracesql::window::Window;
+
+/// SQL over CUPTI GPU trace windows.
+#[derive(Parser)]
+#[command(name = "tracesql", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Query(query::QueryArgs),
+    Tables(tables::TablesArgs),
+    Synth(synth::SynthArgs),
+}
+
+/// Run the command line; never panics on bad input.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = runtime.block_on(async {
+        match cli.command {
+            Command::Query(args) => query::run(args).await,
+            Command::Tables(args) => tables::run(args).await,
+            Command::Synth(args) => synth::run(args),
+        }
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => exit_for(&e),
+    }
+}
+
+fn exit_for(e: &anyhow::Error) -> ExitCode {
+    let broken_pipe = e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    });
+    if broken_pipe {
+        return ExitCode::SUCCESS;
+    }
+    let line = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+    eprintln!("error: {line}");
+    match e.downcast_ref::<tracesql::Error>() {
+        Some(err) if !err.is_user_error() => ExitCode::from(2),
+        _ => ExitCode::from(1),
+    }
+}
+
+/// Open `--window PATH` (or the built-in demo window, saying so on stderr) and register it.
+pub async fn open_catalog(window: Option<&Path>) -> anyhow::Result<(Window, SessionContext)> {
+    let path: PathBuf = match window {
+        Some(p) => p.to_path_buf(),
+        None => {
+            let demo = tracesql::demo::demo_window()?;
+            eprintln!(
+                "using the built-in demo window ({}); pass --window DIR for your own",
+                demo.display()
+            );
+            demo
+        }
+    };
+    let window = Window::open(&path)?;
+    for warning in &window.warnings {
+        eprintln!("{warning}");
+    }
+    let ctx = tracesql::catalog::open(&window).await?;
+    Ok((window, ctx))
+}

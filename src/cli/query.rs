@@ -1,0 +1,77 @@
+//! `tracesql query`: run SQL against a window or archive.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use anyhow::{bail, Context};
+use clap::Args;
+use tracesql::sink::OutputFormat;
+
+/// Run SQL against a window (or every window of an archive).
+///
+/// Tables: one per CUPTI kind (kernel, gpu_memcpy, cuda_runtime, ...), the side tables,
+/// cpu_event, cbid, and the views api_call, gpu_op, launch, cpu_launch, graph_edge,
+/// gpu_op_clamped. `tracesql tables --schema` lists them with their columns.
+///
+/// Example:
+///   tracesql query "select name, count(*), sum(end_ns - start_ns) as total_ns
+///                   from kernel group by name order by 3 desc limit 10"
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct QueryArgs {
+    /// SQL text (one or more statements; the last one's result is printed)
+    sql: Option<String>,
+    /// Read the SQL from FILE instead
+    #[arg(short = 'f', long = "file", value_name = "FILE", conflicts_with = "sql")]
+    file: Option<PathBuf>,
+    /// A window directory or an archive of window_id=N folders (default: the built-in demo)
+    #[arg(short, long, value_name = "PATH")]
+    window: Option<PathBuf>,
+    /// Output format: table, csv, json, ndjson, parquet (default: from --output's extension, else table)
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// Write the result to FILE (atomically) instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
+    let sql = match (&args.sql, &args.file) {
+        (Some(sql), None) => sql.clone(),
+        (None, Some(file)) => std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?,
+        _ => bail!("give the SQL as an argument or with -f FILE (see tracesql query --help)"),
+    };
+    let format = match (&args.format, &args.output) {
+        (Some(name), _) => name.parse::<OutputFormat>()?,
+        (None, Some(path)) => format_from_extension(path),
+        (None, None) => OutputFormat::Table,
+    };
+    let (_window, ctx) = super::open_catalog(args.window.as_deref()).await?;
+    match &args.output {
+        Some(path) => {
+            // The file appears only once the whole result is written.
+            let mut file = tracesql::file::AtomicFile::create(path)?;
+            tracesql::query::write_query(&ctx, &sql, format, file.writer()).await?;
+            file.commit()?;
+        }
+        None => {
+            let stdout = std::io::stdout();
+            if format.is_binary() && stdout.is_terminal() {
+                bail!("parquet output is binary: pass --output FILE or redirect stdout");
+            }
+            tracesql::query::write_query(&ctx, &sql, format, std::io::BufWriter::new(stdout)).await?;
+        }
+    }
+    Ok(())
+}
+
+fn format_from_extension(path: &std::path::Path) -> OutputFormat {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some("csv") => OutputFormat::Csv,
+        Some("json") => OutputFormat::Json,
+        Some("ndjson") | Some("jsonl") => OutputFormat::Ndjson,
+        Some("parquet") => OutputFormat::Parquet,
+        _ => OutputFormat::Table,
+    }
+}

@@ -1,0 +1,79 @@
+//! Errors of the library: one enum, each variant a one-line message a user can act on.
+
+use std::path::PathBuf;
+
+/// The library's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong between a window on disk and an answer.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("{}: missing required column `{column}` (expected {expected})", file.display())]
+    MissingColumn {
+        file: PathBuf,
+        column: String,
+        expected: String,
+    },
+
+    #[error("{}: column `{column}` has type {found}, expected {expected}", file.display())]
+    ColumnType {
+        file: PathBuf,
+        column: String,
+        expected: String,
+        found: String,
+    },
+
+    #[error("{}: not a readable Parquet file ({reason})", file.display())]
+    CorruptParquet { file: PathBuf, reason: String },
+
+    #[error("{}: {reason}", file.display())]
+    BadCpuTrace { file: PathBuf, reason: String },
+
+    #[error("{}: not a window or archive (no .parquet files and no window_id=N folders)", dir.display())]
+    NotAWindow { dir: PathBuf },
+
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+
+    #[error("{0}")]
+    Sql(String),
+
+    #[error("{0}")]
+    Usage(String),
+
+    #[error("internal: {0}")]
+    Internal(String),
+}
+
+impl Error {
+    /// An I/O error that names the path it happened on.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// True for errors caused by the input or the command line (exit 1), false for bugs (exit 2).
+    pub fn is_user_error(&self) -> bool {
+        !matches!(self, Error::Internal(_))
+    }
+}
+
+impl From<datafusion::error::DataFusionError> for Error {
+    fn from(e: datafusion::error::DataFusionError) -> Self {
+        // DataFusion errors can span lines (plans, contexts); users get one line.
+        let text = e.strip_backtrace();
+        Error::Sql(text.split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}
+
+impl From<datafusion::arrow::error::ArrowError> for Error {
+    fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        Error::Sql(e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
+    }
+}

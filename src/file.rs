@@ -1,0 +1,87 @@
+//! Stage `file`: outputs appear whole or not at all. Data goes to a temporary file in the
+//! destination's directory and is renamed over the destination only once complete.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::Result;
+
+/// A file being written: data goes to a temporary file beside the destination, which
+/// [`AtomicFile::commit`] renames over it. Dropped uncommitted, it leaves nothing behind.
+pub struct AtomicFile {
+    tmp: tempfile::NamedTempFile,
+    dest: PathBuf,
+}
+
+impl AtomicFile {
+    pub fn create(dest: &Path) -> Result<Self> {
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let tmp = tempfile::Builder::new()
+            .prefix(".tracesql-")
+            .suffix(".tmp")
+            .tempfile_in(dir)
+            .map_err(|e| Error::io(dir, e))?;
+        Ok(AtomicFile {
+            tmp,
+            dest: dest.to_path_buf(),
+        })
+    }
+
+    /// A buffered writer into the temporary file.
+    pub fn writer(&mut self) -> BufWriter<&mut std::fs::File> {
+        BufWriter::with_capacity(1 << 20, self.tmp.as_file_mut())
+    }
+
+    /// Move the complete file into place.
+    pub fn commit(self) -> Result<()> {
+        let dest = self.dest;
+        self.tmp.persist(&dest).map_err(|e| Error::io(&dest, e.error))?;
+        Ok(())
+    }
+}
+
+/// Write `path` through `fill`; on any error the destination is left untouched and the
+/// temporary file is removed.
+pub fn write_atomically<F>(path: &Path, fill: F) -> Result<()>
+where
+    F: FnOnce(&mut BufWriter<&mut std::fs::File>) -> Result<()>,
+{
+    let mut file = AtomicFile::create(path)?;
+    {
+        let mut out = file.writer();
+        fill(&mut out)?;
+        out.flush().map_err(|e| Error::io(path, e))?;
+    }
+    file.commit()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_file_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out.csv");
+        let res = write_atomically(&dest, |w| {
+            w.write_all(b"partial").unwrap();
+            Err(Error::Usage("boom".into()))
+        });
+        assert!(res.is_err());
+        assert!(!dest.exists());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_complete_write_replaces_the_destination() {
+        let dir = tempfile::tempdir().unwrap();
+        let dest = dir.path().join("out.csv");
+        std::fs::write(&dest, "old").unwrap();
+        write_atomically(&dest, |w| Ok(w.write_all(b"new").unwrap())).unwrap();
+        assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
+    }
+}

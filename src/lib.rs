@@ -1,0 +1,33 @@
+//! tracesql: SQL over CUPTI GPU trace windows.
+//!
+//! ```text
+//! window dir / archive (Parquet per CUPTI kind + side tables + cpu_trace.json.gz)
+//!   -> window   : discover files, check schemas, cast to canonical types
+//!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
+//!   -> sql      : views (joins), plain .sql files compiled into the binary
+//!   -> query    : run SQL, stream RecordBatches
+//!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet)
+//!   -> file     : atomic write (temp + rename)
+//! ```
+//!
+//! `synth` writes realistic synthetic windows (tests, benches, the demo window); `cli` wires
+//! the stages for the binary and holds no logic of its own.
+
+pub mod error;
+pub mod schema;
+
+pub mod window;
+
+pub mod catalog;
+pub mod sql;
+
+pub mod query;
+
+pub mod sink;
+
+pub mod file;
+
+pub mod demo;
+pub mod synth;
+
+pub use error::{Error, Result};

@@ -1,0 +1,54 @@
+//! Stage `query`: run SQL text against a catalog and stream the last statement's batches
+//! into a sink. A script may hold several statements (`CREATE VIEW ...; SELECT ...`); each
+//! runs in order and the result of the last one is the answer.
+
+use std::io::Write;
+
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::physical_plan::SendableRecordBatchStream;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::parser::DFParser;
+use futures::StreamExt;
+
+use crate::error::Error;
+use crate::sink::{OutputFormat, ResultWriter};
+use crate::Result;
+
+/// Run every statement of `sql`; return the stream of the last one.
+pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<SendableRecordBatchStream> {
+    let statements = DFParser::parse_sql(sql)?;
+    if statements.is_empty() {
+        return Err(Error::Usage("no SQL statement given".into()));
+    }
+    let mut statements = statements.into_iter().peekable();
+    while let Some(statement) = statements.next() {
+        // Plan each statement only after the previous one ran: it may create what this uses.
+        let plan = ctx.state().statement_to_plan(statement).await?;
+        let df = ctx.execute_logical_plan(plan).await?;
+        if statements.peek().is_none() {
+            return Ok(df.execute_stream().await?);
+        }
+        df.collect().await?;
+    }
+    unreachable!("the loop returns on the last statement")
+}
+
+/// Run `sql` and write its result to `out` in `format`; returns the number of rows.
+pub async fn write_query<W: Write + Send>(
+    ctx: &SessionContext,
+    sql: &str,
+    format: OutputFormat,
+    out: W,
+) -> Result<u64> {
+    let mut stream = run_script(ctx, sql).await?;
+    let schema: SchemaRef = stream.schema();
+    let mut writer = ResultWriter::try_new(out, schema, format)?;
+    let mut rows = 0u64;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        rows += batch.num_rows() as u64;
+        writer.write(&batch)?;
+    }
+    writer.finish()?;
+    Ok(rows)
+}

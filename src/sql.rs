@@ -1,0 +1,122 @@
+//! Stage `sql`: the `.sql` files under `sql/`, compiled into the binary through one ordered
+//! registry, and their registration in a catalog.
+//!
+//! The files are plain DataFusion SQL with two placeholders, so one text serves a single
+//! window and an archive (where every table gains partition columns such as `window_id`):
+//! - `{{part}}` / `{{part t}}`: the partition columns (qualified by `t`), each followed by a
+//!   comma; nothing for a single window;
+//! - `{{same_window a b}}`: `AND a.k = b.k` for every partition column; nothing for a
+//!   single window, so joins never pair rows of different windows.
+
+use datafusion::prelude::SessionContext;
+
+use crate::error::Error;
+use crate::Result;
+
+/// One SQL object: a file under `sql/` that defines the object it is named after.
+#[derive(Debug)]
+pub struct SqlObject {
+    /// Object name, equal to the file stem.
+    pub name: &'static str,
+    /// Path relative to `sql/`.
+    pub path: &'static str,
+    pub text: &'static str,
+}
+
+macro_rules! sql_object {
+    ($dir:literal, $name:literal) => {
+        SqlObject {
+            name: $name,
+            path: concat!($dir, "/", $name, ".sql"),
+            text: include_str!(concat!("../sql/", $dir, "/", $name, ".sql")),
+        }
+    };
+}
+
+/// Public views, in dependency order.
+pub static VIEWS: &[SqlObject] = &[
+    sql_object!("views", "api_call"),
+    sql_object!("views", "gpu_op"),
+    sql_object!("views", "launch"),
+    sql_object!("views", "cpu_launch"),
+    sql_object!("views", "graph_edge"),
+    sql_object!("views", "gpu_op_clamped"),
+];
+
+/// Every registered SQL object.
+pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
+    VIEWS.iter()
+}
+
+/// `text` with its placeholders expanded for the partition columns `partitions`.
+pub fn expand(text: &str, partitions: &[String]) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| Error::Internal("unclosed {{ in a sql/ file".into()))?;
+        let words: Vec<&str> = after[..end].split_whitespace().collect();
+        match words.as_slice() {
+            ["part"] => partitions.iter().for_each(|p| {
+                out.push_str(p);
+                out.push_str(", ");
+            }),
+            ["part", t] => partitions.iter().for_each(|p| {
+                out.push_str(&format!("{t}.{p}, "));
+            }),
+            ["same_window", a, b] => partitions.iter().for_each(|p| {
+                out.push_str(&format!(" AND {a}.{p} = {b}.{p}"));
+            }),
+            other => {
+                return Err(Error::Internal(format!(
+                    "unknown placeholder {{{{{}}}}} in a sql/ file",
+                    other.join(" ")
+                )))
+            }
+        }
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// Create every view in `ctx`, whose tables are already registered with the partition
+/// columns `partitions` (empty for one window).
+pub async fn register_views(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
+    for object in VIEWS {
+        let text = expand(object.text, partitions)?;
+        ctx.sql(&text).await.map_err(|e| {
+            Error::Internal(format!("sql/{}: {}", object.path, Error::from(e)))
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_expand_to_nothing_for_one_window() {
+        let text = "SELECT {{part}} {{part t}} a FROM x JOIN y ON 1=1 {{same_window x y}}";
+        assert_eq!(expand(text, &[]).unwrap(), "SELECT   a FROM x JOIN y ON 1=1 ");
+    }
+
+    #[test]
+    fn placeholders_expand_to_partition_columns_for_an_archive() {
+        let parts = vec!["rank".to_string(), "window_id".to_string()];
+        let text = "SELECT {{part t}}a ON 1=1{{same_window x y}}";
+        assert_eq!(
+            expand(text, &parts).unwrap(),
+            "SELECT t.rank, t.window_id, a ON 1=1 AND x.rank = y.rank AND x.window_id = y.window_id"
+        );
+    }
+
+    #[test]
+    fn unknown_placeholders_are_errors() {
+        assert!(expand("{{nope}}", &[]).is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! Shared helpers: fixture paths, small Parquet writers, a catalog opener.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::prelude::SessionContext;
+use parquet::arrow::ArrowWriter;
+use tracesql::window::Window;
+
+/// The tiny example window converted to Parquet (see data/README.md).
+pub fn tiny_window() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny_window")
+}
+
+/// Copy the tiny window into a fresh temporary directory (tests that alter a window).
+pub fn tiny_copy() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("window_id=000001");
+    copy_dir(&tiny_window(), &dir);
+    (tmp, dir)
+}
+
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+/// Write `columns` as a Parquet file at `path`.
+pub fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
+    let fields: Vec<Field> = columns
+        .iter()
+        .map(|(n, a)| Field::new(*n, a.data_type().clone(), true))
+        .collect();
+    let batch = RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap();
+    let file = std::fs::File::create(path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+}
+
+pub fn i64s(values: &[i64]) -> ArrayRef {
+    Arc::new(Int64Array::from(values.to_vec()))
+}
+
+pub fn i32s(values: &[i32]) -> ArrayRef {
+    Arc::new(Int32Array::from(values.to_vec()))
+}
+
+pub fn strs(values: &[&str]) -> ArrayRef {
+    Arc::new(StringArray::from(values.to_vec()))
+}
+
+/// A cuda_runtime file with the given columns replaced or removed.
+pub fn runtime_columns() -> Vec<(&'static str, ArrayRef)> {
+    vec![
+        ("cbid", i64s(&[211, 311])),
+        ("start_ns", i64s(&[100, 300])),
+        ("end_ns", i64s(&[200, 400])),
+        ("process_id", i64s(&[7, 7])),
+        ("thread_id", i64s(&[1, 1])),
+        ("correlation_id", i64s(&[1, 2])),
+    ]
+}
+
+pub async fn open(path: &Path) -> SessionContext {
+    let window = Window::open(path).unwrap();
+    tracesql::catalog::open(&window).await.unwrap()
+}
+
+/// Run `sql` and return the rows as text lines "a|b|c".
+pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
+    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    let mut out = Vec::new();
+    for batch in batches {
+        let cols: Vec<ArrayRef> = batch
+            .columns()
+            .iter()
+            .map(|c| datafusion::arrow::compute::cast(c, &DataType::Utf8).unwrap())
+            .collect();
+        for i in 0..batch.num_rows() {
+            let cells: Vec<String> = cols
+                .iter()
+                .map(|c| {
+                    let s = c.as_any().downcast_ref::<StringArray>().unwrap();
+                    if s.is_null(i) {
+                        "NULL".to_string()
+                    } else {
+                        s.value(i).to_string()
+                    }
+                })
+                .collect();
+            out.push(cells.join("|"));
+        }
+    }
+    out
+}
+
+use datafusion::arrow::array::Array;
