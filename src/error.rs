@@ -74,6 +74,11 @@ impl From<datafusion::error::DataFusionError> for Error {
 
 impl From<datafusion::arrow::error::ArrowError> for Error {
     fn from(e: datafusion::arrow::error::ArrowError) -> Self {
-        Error::Sql(e.to_string().split_whitespace().collect::<Vec<_>>().join(" "))
+        Error::Sql(
+            e.to_string()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        )
     }
 }

@@ -39,7 +39,9 @@ impl AtomicFile {
     /// Move the complete file into place.
     pub fn commit(self) -> Result<()> {
         let dest = self.dest;
-        self.tmp.persist(&dest).map_err(|e| Error::io(&dest, e.error))?;
+        self.tmp
+            .persist(&dest)
+            .map_err(|e| Error::io(&dest, e.error))?;
         Ok(())
     }
 }
@@ -81,7 +83,11 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let dest = dir.path().join("out.csv");
         std::fs::write(&dest, "old").unwrap();
-        write_atomically(&dest, |w| Ok(w.write_all(b"new").unwrap())).unwrap();
+        write_atomically(&dest, |w| {
+            w.write_all(b"new").unwrap();
+            Ok(())
+        })
+        .unwrap();
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
     }
 }

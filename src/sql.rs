@@ -88,9 +88,9 @@ pub fn expand(text: &str, partitions: &[String]) -> Result<String> {
 pub async fn register_views(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
     for object in VIEWS {
         let text = expand(object.text, partitions)?;
-        ctx.sql(&text).await.map_err(|e| {
-            Error::Internal(format!("sql/{}: {}", object.path, Error::from(e)))
-        })?;
+        ctx.sql(&text)
+            .await
+            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
     }
     Ok(())
 }
@@ -102,7 +102,10 @@ mod tests {
     #[test]
     fn placeholders_expand_to_nothing_for_one_window() {
         let text = "SELECT {{part}} {{part t}} a FROM x JOIN y ON 1=1 {{same_window x y}}";
-        assert_eq!(expand(text, &[]).unwrap(), "SELECT   a FROM x JOIN y ON 1=1 ");
+        assert_eq!(
+            expand(text, &[]).unwrap(),
+            "SELECT   a FROM x JOIN y ON 1=1 "
+        );
     }
 
     #[test]

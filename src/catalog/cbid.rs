@@ -63,11 +63,7 @@ mod tests {
 
     #[test]
     fn reference_points_of_the_spec_resolve() {
-        let find = |d: &str, c: i64| {
-            cbid_rows()
-                .find(|r| r.0 == d && r.1 == c)
-                .map(|r| r.3)
-        };
+        let find = |d: &str, c: i64| cbid_rows().find(|r| r.0 == d && r.1 == c).map(|r| r.3);
         assert_eq!(find("runtime", 211), Some("cudaLaunchKernel"));
         assert_eq!(find("runtime", 311), Some("cudaGraphLaunch"));
         assert_eq!(find("driver", 307), Some("cuLaunchKernel"));

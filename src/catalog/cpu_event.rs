@@ -49,7 +49,10 @@ impl CpuEventTable {
     }
 
     fn load(&self) -> DfResult<Arc<MemTable>> {
-        let mut guard = self.loaded.lock().expect("cpu_event cache lock is never poisoned");
+        let mut guard = self
+            .loaded
+            .lock()
+            .expect("cpu_event cache lock is never poisoned");
         if let Some(table) = guard.as_ref() {
             return Ok(table.clone());
         }

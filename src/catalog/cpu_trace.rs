@@ -98,8 +98,12 @@ pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
     };
     let doc: TraceDoc = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
     let base_ns = match doc.base_ns {
-        Some(raw) => parse_int(raw.get())
-            .ok_or_else(|| bad(format!("baseTimeNanoseconds {} is not an integer", raw.get())))?,
+        Some(raw) => parse_int(raw.get()).ok_or_else(|| {
+            bad(format!(
+                "baseTimeNanoseconds {} is not an integer",
+                raw.get()
+            ))
+        })?,
         None => 0,
     };
     let events = doc
@@ -191,7 +195,8 @@ pub fn micros_text_to_ns(text: &str) -> Option<i64> {
     if int_part.is_empty() && frac_part.is_empty() {
         return None;
     }
-    if !int_part.bytes().all(|b| b.is_ascii_digit()) || !frac_part.bytes().all(|b| b.is_ascii_digit())
+    if !int_part.bytes().all(|b| b.is_ascii_digit())
+        || !frac_part.bytes().all(|b| b.is_ascii_digit())
     {
         return None;
     }
@@ -220,7 +225,10 @@ mod tests {
     #[test]
     fn micros_text_is_exact_to_the_nanosecond() {
         assert_eq!(micros_text_to_ns("4999991.125"), Some(4_999_991_125));
-        assert_eq!(micros_text_to_ns("1759300079000010.123"), Some(1_759_300_079_000_010_123));
+        assert_eq!(
+            micros_text_to_ns("1759300079000010.123"),
+            Some(1_759_300_079_000_010_123)
+        );
         assert_eq!(micros_text_to_ns("12"), Some(12_000));
         assert_eq!(micros_text_to_ns("-0.5"), Some(-500));
         assert_eq!(micros_text_to_ns("0.0004"), Some(0));
@@ -245,9 +253,17 @@ mod tests {
         .unwrap();
         let batch = parse_cpu_trace(&path).unwrap();
         assert_eq!(batch.num_rows(), 3);
-        let ts = batch.column(6).as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap();
+        let ts = batch
+            .column(6)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .unwrap();
         assert_eq!(ts.value(0), 1_001_500);
-        let ext = batch.column(8).as_any().downcast_ref::<datafusion::arrow::array::Int64Array>().unwrap();
+        let ext = batch
+            .column(8)
+            .as_any()
+            .downcast_ref::<datafusion::arrow::array::Int64Array>()
+            .unwrap();
         assert_eq!((ext.value(0), ext.value(1), ext.is_null(2)), (7, 8, true));
     }
 
@@ -257,6 +273,9 @@ mod tests {
         let path = dir.path().join("bad.json");
         std::fs::write(&path, r#"{"traceName": "x"}"#).unwrap();
         let err = parse_cpu_trace(&path).unwrap_err().to_string();
-        assert!(err.contains("bad.json") && err.contains("traceEvents"), "{err}");
+        assert!(
+            err.contains("bad.json") && err.contains("traceEvents"),
+            "{err}"
+        );
     }
 }

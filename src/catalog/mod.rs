@@ -11,7 +11,6 @@ pub mod cpu_trace;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::catalog::TableProvider;
 use datafusion::common::ScalarValue;
 use datafusion::datasource::empty::EmptyTable;
 use datafusion::datasource::file_format::parquet::ParquetFormat;
@@ -33,35 +32,45 @@ pub fn new_context() -> SessionContext {
     let config = SessionConfig::new()
         .with_information_schema(true)
         // Partition columns are compared as written in folder names (`window_id=000012`).
-        .set_bool("datafusion.execution.listing_table_ignore_subdirectory", true);
+        .set_bool(
+            "datafusion.execution.listing_table_ignore_subdirectory",
+            true,
+        );
     SessionContext::new_with_config(config)
 }
 
 /// A new context with every table of `window` and every view registered.
 pub async fn open(window: &Window) -> Result<SessionContext> {
     let ctx = new_context();
-    register_window(&ctx, window)?;
+    register_window(&ctx, window).await?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     Ok(ctx)
 }
 
 /// Register the tables of `window` (not the views) in `ctx`.
-pub fn register_window(ctx: &SessionContext, window: &Window) -> Result<()> {
+pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()> {
     let partition_fields = partition_fields(window);
     for spec in TABLES {
-        let table: Arc<dyn TableProvider> = match window.table(spec.name) {
-            Some(source) => Arc::new(listing_table(
-                window,
-                spec.name,
-                source.schema.clone(),
-                &partition_fields,
-            )?),
-            None => Arc::new(EmptyTable::new(with_fields(
-                spec.table_schema(),
-                &partition_fields,
-            ))),
-        };
-        ctx.register_table(spec.name, table)?;
+        match window.table(spec.name) {
+            Some(source) if window.is_archive() => {
+                register_archive_table(
+                    ctx,
+                    window,
+                    spec.name,
+                    source.schema.clone(),
+                    &partition_fields,
+                )
+                .await?
+            }
+            Some(source) => {
+                let table = listing_table(window, spec.name, source.schema.clone(), &[])?;
+                ctx.register_table(spec.name, Arc::new(table))?;
+            }
+            None => {
+                let schema = with_fields(spec.table_schema(), &partition_fields);
+                ctx.register_table(spec.name, Arc::new(EmptyTable::new(schema)))?;
+            }
+        }
     }
     let sources = window
         .windows
@@ -88,6 +97,58 @@ pub fn register_window(ctx: &SessionContext, window: &Window) -> Result<()> {
     Ok(())
 }
 
+/// An archive table: a listing table `_raw_<name>` over every window's `<name>.parquet`
+/// whose partition columns are read as text, and the public `<name>`, a view that types them
+/// and leaves out windows still being written (`window_id=N.tmp`). Predicates on the partition columns still prune whole windows through the view.
+async fn register_archive_table(
+    ctx: &SessionContext,
+    window: &Window,
+    name: &str,
+    schema: SchemaRef,
+    partition_fields: &[Field],
+) -> Result<()> {
+    let raw_name = format!("_raw_{name}");
+    // DataFusion matches partition columns to folder keys by name, so a stored column with a
+    // key's name (window_info.window_id) gives way to the folder's value, which is the same.
+    let is_key = |name: &str| partition_fields.iter().any(|f| f.name() == name);
+    let stored: Vec<Field> = schema
+        .fields()
+        .iter()
+        .filter(|f| !is_key(f.name()))
+        .map(|f| f.as_ref().clone())
+        .collect();
+    let as_text: Vec<Field> = partition_fields
+        .iter()
+        .map(|f| Field::new(f.name(), DataType::Utf8, false))
+        .collect();
+    let table = listing_table(
+        window,
+        name,
+        Arc::new(Schema::new(stored.clone())),
+        &as_text,
+    )?;
+    ctx.register_table(raw_name.as_str(), Arc::new(table))?;
+    let mut select: Vec<String> = stored.iter().map(|f| quote_ident(f.name())).collect();
+    for field in partition_fields {
+        let column = quote_ident(field.name());
+        select.push(match field.data_type() {
+            DataType::Int64 => format!("TRY_CAST({column} AS BIGINT) AS {column}"),
+            _ => column,
+        });
+    }
+    let sql = format!(
+        "CREATE VIEW {name} AS SELECT {} FROM {raw_name} WHERE {} NOT LIKE '%.tmp'",
+        select.join(", "),
+        quote_ident(crate::window::WINDOW_KEY),
+    );
+    ctx.sql(&sql).await?;
+    Ok(())
+}
+
+fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
 /// A Parquet listing table: the one file of a window, or `<kind>.parquet` of every window
 /// of an archive with the partition folders as columns (so predicates on them prune files).
 fn listing_table(
@@ -97,7 +158,7 @@ fn listing_table(
     partition_fields: &[Field],
 ) -> Result<ListingTable> {
     let format = Arc::new(ParquetFormat::default());
-    let (url, options) = if window.is_archive() {
+    let (url, options) = if !partition_fields.is_empty() {
         let root = format!("{}/", absolute(&window.root)?.display());
         let options = ListingOptions::new(format)
             .with_file_extension(format!("/{name}.parquet"))
@@ -154,6 +215,10 @@ fn with_fields(schema: SchemaRef, extra: &[Field]) -> SchemaRef {
         return schema;
     }
     let mut fields: Vec<Field> = schema.fields().iter().map(|f| f.as_ref().clone()).collect();
-    fields.extend(extra.iter().cloned());
+    for field in extra {
+        if schema.field_with_name(field.name()).is_err() {
+            fields.push(field.clone());
+        }
+    }
     Arc::new(Schema::new(fields))
 }

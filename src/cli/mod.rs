@@ -62,7 +62,11 @@ fn exit_for(e: &anyhow::Error) -> ExitCode {
     if broken_pipe {
         return ExitCode::SUCCESS;
     }
-    let line = e.to_string().split_whitespace().collect::<Vec<_>>().join(" ");
+    let line = e
+        .to_string()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     eprintln!("error: {line}");
     match e.downcast_ref::<tracesql::Error>() {
         Some(err) if !err.is_user_error() => ExitCode::from(2),

@@ -22,7 +22,12 @@ pub struct QueryArgs {
     /// SQL text (one or more statements; the last one's result is printed)
     sql: Option<String>,
     /// Read the SQL from FILE instead
-    #[arg(short = 'f', long = "file", value_name = "FILE", conflicts_with = "sql")]
+    #[arg(
+        short = 'f',
+        long = "file",
+        value_name = "FILE",
+        conflicts_with = "sql"
+    )]
     file: Option<PathBuf>,
     /// A window directory or an archive of window_id=N folders (default: the built-in demo)
     #[arg(short, long, value_name = "PATH")]
@@ -60,7 +65,8 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
             if format.is_binary() && stdout.is_terminal() {
                 bail!("parquet output is binary: pass --output FILE or redirect stdout");
             }
-            tracesql::query::write_query(&ctx, &sql, format, std::io::BufWriter::new(stdout)).await?;
+            tracesql::query::write_query(&ctx, &sql, format, std::io::BufWriter::new(stdout))
+                .await?;
         }
     }
     Ok(())

@@ -1,12 +1,11 @@
-//! `tracesql tables`: list the tables and views of a window with row counts and columns.
+//! `tracesql tables`: list the tables of a window with row counts, then the views.
 
 use std::path::PathBuf;
 
 use clap::Args;
-use datafusion::arrow::array::{Array, ArrayRef, AsArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::Int64Type;
+use datafusion::prelude::SessionContext;
 
 /// List the tables of a window (row counts) and the views; --schema adds columns.
 ///
@@ -25,46 +24,40 @@ pub struct TablesArgs {
 
 pub async fn run(args: TablesArgs) -> anyhow::Result<()> {
     let (_window, ctx) = super::open_catalog(args.window.as_deref()).await?;
-    let listing = ctx
-        .sql(
-            "SELECT table_name, table_type FROM information_schema.tables \
-             WHERE table_schema = 'public' ORDER BY table_type, table_name",
-        )
-        .await?
-        .collect()
-        .await?;
-    for batch in listing {
-        let names = text_values(batch.column(0))?;
-        let kinds = text_values(batch.column(1))?;
-        for (name, kind) in names.iter().zip(&kinds) {
-            let size = if kind == "VIEW" {
-                "view".to_string()
-            } else {
-                let counted = ctx
-                    .sql(&format!("SELECT count(*) FROM \"{name}\""))
-                    .await?
-                    .collect()
-                    .await?;
-                let n = counted
-                    .first()
-                    .map(|b| b.column(0).as_primitive::<Int64Type>().value(0))
-                    .unwrap_or(0);
-                format!("{n} rows")
-            };
-            println!("{name:<24} {size}");
-            if args.schema {
-                let table = ctx.table(name.as_str()).await?;
-                for field in table.schema().fields() {
-                    println!("    {:<52} {}", field.name(), field.data_type());
-                }
-            }
-        }
+    let tables = tracesql::schema::TABLES
+        .iter()
+        .map(|t| t.name)
+        .chain(["cpu_event", "cbid"]);
+    for name in tables {
+        let n = count_rows(&ctx, name).await?;
+        println!("{name:<24} {n} rows");
+        print_columns(&ctx, name, args.schema).await?;
+    }
+    for view in tracesql::sql::VIEWS {
+        println!("{:<24} view", view.name);
+        print_columns(&ctx, view.name, args.schema).await?;
     }
     Ok(())
 }
 
-fn text_values(column: &ArrayRef) -> anyhow::Result<Vec<String>> {
-    let text = cast(column, &DataType::Utf8)?;
-    let text = text.as_string::<i32>();
-    Ok((0..text.len()).map(|i| text.value(i).to_string()).collect())
+async fn count_rows(ctx: &SessionContext, name: &str) -> anyhow::Result<i64> {
+    let batches = ctx
+        .sql(&format!("SELECT count(*) FROM {name}"))
+        .await?
+        .collect()
+        .await?;
+    Ok(batches
+        .first()
+        .map(|b| b.column(0).as_primitive::<Int64Type>().value(0))
+        .unwrap_or(0))
+}
+
+async fn print_columns(ctx: &SessionContext, name: &str, enabled: bool) -> anyhow::Result<()> {
+    if enabled {
+        let table = ctx.table(name).await?;
+        for field in table.schema().fields() {
+            println!("    {:<52} {}", field.name(), field.data_type());
+        }
+    }
+    Ok(())
 }

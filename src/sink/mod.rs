@@ -62,7 +62,7 @@ pub struct ResultWriter<W: Write + Send> {
 
 enum Inner<W: Write + Send> {
     Table { out: W, batches: Vec<RecordBatch> },
-    Csv(datafusion::arrow::csv::Writer<W>),
+    Csv(Box<datafusion::arrow::csv::Writer<W>>),
     Json { out: W, rows: usize },
     Ndjson(datafusion::arrow::json::LineDelimitedWriter<W>),
     Parquet(Box<ArrowWriter<W>>),
@@ -75,7 +75,7 @@ impl<W: Write + Send> ResultWriter<W> {
                 out,
                 batches: Vec::new(),
             },
-            OutputFormat::Csv => Inner::Csv(datafusion::arrow::csv::Writer::new(out)),
+            OutputFormat::Csv => Inner::Csv(Box::new(datafusion::arrow::csv::Writer::new(out))),
             OutputFormat::Json => Inner::Json { out, rows: 0 },
             OutputFormat::Ndjson => {
                 Inner::Ndjson(datafusion::arrow::json::LineDelimitedWriter::new(out))

@@ -26,12 +26,11 @@ pub struct CheckedFile {
 /// Read `path`'s footer and check its columns against `spec`.
 pub fn check_file(spec: &TableSpec, path: &Path) -> Result<CheckedFile> {
     let file = File::open(path).map_err(|e| Error::io(path, e))?;
-    let builder = ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| {
-        Error::CorruptParquet {
+    let builder =
+        ParquetRecordBatchReaderBuilder::try_new(file).map_err(|e| Error::CorruptParquet {
             file: path.to_path_buf(),
             reason: e.to_string(),
-        }
-    })?;
+        })?;
     let rows = builder.metadata().file_metadata().num_rows().max(0) as u64;
     let file_schema = builder.schema().clone();
     if rows > 0 {

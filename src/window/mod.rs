@@ -15,7 +15,7 @@ use crate::schema::TableSpec;
 use crate::Result;
 
 pub use check::{check_file, table_schema_for, CheckedFile};
-pub use discover::{find_windows, WindowDir};
+pub use discover::{find_windows, WindowDir, WINDOW_KEY};
 
 /// A checked window or archive, ready to be registered in a catalog.
 #[derive(Debug)]

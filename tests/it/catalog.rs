@@ -13,7 +13,13 @@ async fn every_kind_and_side_table_is_a_table_with_its_canonical_columns() {
         let schema = table.schema();
         for col in spec.columns {
             let field = schema.field_with_unqualified_name(col.name).unwrap();
-            assert_eq!(field.data_type(), &col.ty.table_type(), "{}.{}", spec.name, col.name);
+            assert_eq!(
+                field.data_type(),
+                &col.ty.table_type(),
+                "{}.{}",
+                spec.name,
+                col.name
+            );
         }
     }
 }
@@ -52,7 +58,10 @@ async fn an_absent_kind_is_an_empty_table_with_the_canonical_schema() {
     let tmp = tempfile::tempdir().unwrap();
     write_parquet(&tmp.path().join("cuda_runtime.parquet"), runtime_columns());
     let ctx = open(tmp.path()).await;
-    assert_eq!(rows(&ctx, "SELECT count(*) FROM cuda_sync").await, vec!["0"]);
+    assert_eq!(
+        rows(&ctx, "SELECT count(*) FROM cuda_sync").await,
+        vec!["0"]
+    );
     let sync = ctx.table("cuda_sync").await.unwrap();
     assert_eq!(
         sync.schema().fields().len(),

@@ -27,7 +27,11 @@ fn query(format: &str) -> String {
         ],
         tmp.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -36,8 +40,8 @@ fn csv_output() {
     assert_eq!(
         query("csv"),
         "name,correlation_id\n\
-         void add_kernel<float>(float*, float const*, int),101\n\
-         void mul_kernel<float>(float*, float const*, int),103\n"
+         \"void add_kernel<float>(float*, float const*, int)\",101\n\
+         \"void mul_kernel<float>(float*, float const*, int)\",103\n"
     );
 }
 
@@ -52,17 +56,25 @@ fn json_output_is_one_array() {
 #[test]
 fn ndjson_output_is_one_object_per_line() {
     let text = query("ndjson");
-    let lines: Vec<serde_json::Value> =
-        text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(lines.len(), 2);
-    assert_eq!(lines[0]["name"], "void add_kernel<float>(float*, float const*, int)");
+    assert_eq!(
+        lines[0]["name"],
+        "void add_kernel<float>(float*, float const*, int)"
+    );
 }
 
 #[test]
 fn table_output_is_aligned_text() {
     let text = query("table");
     assert!(text.contains("| name"), "{text}");
-    assert!(text.contains("| void mul_kernel<float>(float*, float const*, int) | 103"), "{text}");
+    assert!(
+        text.contains("| void mul_kernel<float>(float*, float const*, int) | 103"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -81,7 +93,11 @@ fn parquet_output_reads_back() {
         ],
         tmp.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let file = std::fs::File::open(&dest).unwrap();
     let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .unwrap()
@@ -128,7 +144,10 @@ fn a_broken_window_is_one_line_naming_file_and_column() {
     assert_eq!(out.status.code(), Some(1));
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("cuda_runtime.parquet") && stderr.contains("end_ns"), "{stderr}");
+    assert!(
+        stderr.contains("cuda_runtime.parquet") && stderr.contains("end_ns"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -143,10 +162,22 @@ fn a_script_runs_every_statement_and_prints_the_last() {
     .unwrap();
     let w = tiny_window();
     let out = tracesql(
-        &["query", "-w", w.to_str().unwrap(), "--format", "csv", "-f", script.to_str().unwrap()],
+        &[
+            "query",
+            "-w",
+            w.to_str().unwrap(),
+            "--format",
+            "csv",
+            "-f",
+            script.to_str().unwrap(),
+        ],
         tmp.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8(out.stdout).unwrap(), "n\n2\n");
 }
 
@@ -154,11 +185,23 @@ fn a_script_runs_every_statement_and_prints_the_last() {
 fn without_a_window_the_demo_answers_and_says_so() {
     let cache = tempfile::tempdir().unwrap();
     let out = tracesql(
-        &["query", "--format", "csv", "SELECT count(*) > 0 AS has_kernels FROM kernel"],
+        &[
+            "query",
+            "--format",
+            "csv",
+            "SELECT count(*) > 0 AS has_kernels FROM kernel",
+        ],
         cache.path(),
     );
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "has_kernels\ntrue\n");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "has_kernels\ntrue\n"
+    );
     let stderr = String::from_utf8(out.stderr).unwrap();
     assert_eq!(stderr.lines().count(), 1);
     assert!(stderr.contains("demo window"), "{stderr}");
@@ -171,7 +214,19 @@ fn tables_lists_row_counts_and_views() {
     let out = tracesql(&["tables", "-w", w.to_str().unwrap()], tmp.path());
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.lines().any(|l| l.starts_with("kernel ") && l.ends_with("4 rows")), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("cuda_sync ") && l.ends_with("2 rows")), "{text}");
-    assert!(text.lines().any(|l| l.starts_with("launch ") && l.ends_with("view")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("kernel ") && l.ends_with("4 rows")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("cuda_sync ") && l.ends_with("2 rows")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("launch ") && l.ends_with("view")),
+        "{text}"
+    );
 }

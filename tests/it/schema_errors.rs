@@ -24,7 +24,10 @@ fn a_missing_required_column_names_file_column_and_type() {
     assert!(matches!(err, Error::MissingColumn { .. }), "{err:?}");
     let msg = err.to_string();
     assert!(msg.contains("cuda_runtime.parquet"), "{msg}");
-    assert!(msg.contains("`correlation_id`") && msg.contains("Int64"), "{msg}");
+    assert!(
+        msg.contains("`correlation_id`") && msg.contains("Int64"),
+        "{msg}"
+    );
     assert!(!msg.contains('\n'));
 }
 
@@ -36,8 +39,14 @@ fn a_column_that_cannot_be_cast_names_expected_and_found_types() {
     let err = Window::open(tmp.path()).unwrap_err();
     let msg = err.to_string();
     assert!(matches!(err, Error::ColumnType { .. }), "{err:?}");
-    assert!(msg.contains("cuda_runtime.parquet") && msg.contains("`cbid`"), "{msg}");
-    assert!(msg.contains("expected Int64") && msg.contains("Utf8"), "{msg}");
+    assert!(
+        msg.contains("cuda_runtime.parquet") && msg.contains("`cbid`"),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("expected Int64") && msg.contains("Utf8"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -62,7 +71,10 @@ fn a_file_of_garbage_is_an_error_naming_the_file() {
 #[tokio::test]
 async fn narrower_and_unsigned_integers_are_cast_to_int64() {
     let mut cols = runtime_columns();
-    cols[0] = ("cbid", Arc::new(Int16Array::from(vec![211i16, 311])) as ArrayRef);
+    cols[0] = (
+        "cbid",
+        Arc::new(Int16Array::from(vec![211i16, 311])) as ArrayRef,
+    );
     cols[4] = (
         "thread_id",
         Arc::new(UInt32Array::from(vec![4_000_000_000u32, 1])) as ArrayRef,
@@ -89,7 +101,11 @@ async fn extra_columns_are_kept_and_queryable() {
     cols.push(("note", strs(&["ok", "late"])));
     let tmp = window_with_runtime(cols);
     let ctx = open(tmp.path()).await;
-    let got = rows(&ctx, "SELECT note, return_value FROM cuda_runtime ORDER BY 2").await;
+    let got = rows(
+        &ctx,
+        "SELECT note, return_value FROM cuda_runtime ORDER BY 2",
+    )
+    .await;
     assert_eq!(got, vec!["ok|0", "late|700"]);
 }
 
@@ -101,7 +117,10 @@ fn unknown_files_are_ignored_with_one_warning_each() {
     let window = Window::open(tmp.path()).unwrap();
     assert_eq!(window.warnings.len(), 2, "{:?}", window.warnings);
     assert!(window.warnings.iter().any(|w| w.contains("notes.txt")));
-    assert!(window.warnings.iter().any(|w| w.contains("mystery.parquet")));
+    assert!(window
+        .warnings
+        .iter()
+        .any(|w| w.contains("mystery.parquet")));
     assert!(window.table("cuda_runtime").is_some());
 }
 
@@ -109,12 +128,22 @@ fn unknown_files_are_ignored_with_one_warning_each() {
 async fn a_zero_row_file_reads_as_an_absent_kind() {
     let tmp = window_with_runtime(runtime_columns());
     // A zero-row kernel file with only one column: treated like no file at all.
-    write_parquet(&tmp.path().join("kernel.parquet"), vec![("start_ns", i64s(&[]))]);
+    write_parquet(
+        &tmp.path().join("kernel.parquet"),
+        vec![("start_ns", i64s(&[]))],
+    );
     let ctx = open(tmp.path()).await;
     assert_eq!(rows(&ctx, "SELECT count(*) FROM kernel").await, vec!["0"]);
     assert_eq!(
-        rows(&ctx, "SELECT count(*) FROM information_schema.columns WHERE table_name = 'kernel'")
-            .await,
-        vec![tracesql::schema::table_spec("kernel").unwrap().columns.len().to_string()]
+        rows(
+            &ctx,
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'kernel'"
+        )
+        .await,
+        vec![tracesql::schema::table_spec("kernel")
+            .unwrap()
+            .columns
+            .len()
+            .to_string()]
     );
 }

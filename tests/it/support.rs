@@ -14,14 +14,6 @@ pub fn tiny_window() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tiny_window")
 }
 
-/// Copy the tiny window into a fresh temporary directory (tests that alter a window).
-pub fn tiny_copy() -> (tempfile::TempDir, PathBuf) {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("window_id=000001");
-    copy_dir(&tiny_window(), &dir);
-    (tmp, dir)
-}
-
 pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {

@@ -17,7 +17,11 @@ fn every_sql_file_is_registered() {
         let dir = dir.unwrap().path();
         for file in std::fs::read_dir(&dir).unwrap() {
             let file = file.unwrap().path();
-            let rel = file.strip_prefix(&root).unwrap().to_string_lossy().into_owned();
+            let rel = file
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
             on_disk.push(rel);
         }
     }
@@ -27,8 +31,17 @@ fn every_sql_file_is_registered() {
     assert_eq!(on_disk, registered);
     for object in all_objects() {
         let defines = format!("CREATE OR REPLACE VIEW {} AS", object.name);
-        assert!(object.text.contains(&defines), "{} must define {}", object.path, object.name);
-        assert!(object.text.starts_with("--"), "{} must open with a comment", object.path);
+        assert!(
+            object.text.contains(&defines),
+            "{} must define {}",
+            object.path,
+            object.name
+        );
+        assert!(
+            object.text.starts_with("--"),
+            "{} must open with a comment",
+            object.path
+        );
     }
 }
 
@@ -39,10 +52,19 @@ async fn every_view_plans_against_empty_canonical_tables() {
         let ctx = tracesql::catalog::open(&window).await.unwrap();
         for object in all_objects() {
             let got = rows(&ctx, &format!("SELECT count(*) FROM {}", object.name)).await;
-            assert_eq!(got, vec!["0"], "{} with partitions {partitions:?}", object.name);
+            assert_eq!(
+                got,
+                vec!["0"],
+                "{} with partitions {partitions:?}",
+                object.name
+            );
             let schema = ctx.table(object.name).await.unwrap().schema().clone();
             for p in &partitions {
-                assert!(schema.field_with_unqualified_name(p).is_ok(), "{} lacks {p}", object.name);
+                assert!(
+                    schema.field_with_unqualified_name(p).is_ok(),
+                    "{} lacks {p}",
+                    object.name
+                );
             }
         }
     }
