@@ -65,8 +65,13 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
             if format.is_binary() && stdout.is_terminal() {
                 bail!("parquet output is binary: pass --output FILE or redirect stdout");
             }
-            tracesql::query::write_query(&ctx, &sql, format, std::io::BufWriter::new(stdout))
-                .await?;
+            tracesql::query::write_query(
+                &ctx,
+                &sql,
+                format,
+                std::io::BufWriter::new(QuietPipe(stdout)),
+            )
+            .await?;
         }
     }
     Ok(())
@@ -79,5 +84,26 @@ fn format_from_extension(path: &std::path::Path) -> OutputFormat {
         Some("ndjson") | Some("jsonl") => OutputFormat::Ndjson,
         Some("parquet") => OutputFormat::Parquet,
         _ => OutputFormat::Table,
+    }
+}
+
+/// Stdout that ends the process quietly (exit 0) once the reader has gone away, as after
+/// `| head`: some encoders turn the broken pipe into an error of their own.
+struct QuietPipe(std::io::Stdout);
+
+impl std::io::Write for QuietPipe {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        quiet_on_broken_pipe(self.0.write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        quiet_on_broken_pipe(self.0.flush())
+    }
+}
+
+fn quiet_on_broken_pipe<T>(result: std::io::Result<T>) -> std::io::Result<T> {
+    match result {
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+        other => other,
     }
 }

@@ -5,7 +5,11 @@
 use std::io::Write;
 use std::str::FromStr;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::arrow::util::pretty::pretty_format_batches;
 use parquet::arrow::ArrowWriter;
@@ -117,7 +121,11 @@ impl<W: Write + Send> ResultWriter<W> {
     pub fn finish(self) -> Result<()> {
         match self.inner {
             Inner::Table { mut out, batches } => {
-                let text = pretty_format_batches(&batches)?;
+                let shown = batches
+                    .iter()
+                    .map(shorten_long_text)
+                    .collect::<Result<Vec<_>>>()?;
+                let text = pretty_format_batches(&shown)?;
                 writeln!(out, "{text}").map_err(io_error)?;
                 out.flush().map_err(io_error)
             }
@@ -139,6 +147,64 @@ impl<W: Write + Send> ResultWriter<W> {
     }
 }
 
+/// Longest text cell the aligned table shows in full; longer ones (demangled C++ kernel names
+/// run to hundreds of characters) end in `…`. The other formats always carry full values.
+pub const TABLE_CELL_MAX_CHARS: usize = 80;
+
+fn shorten_long_text(batch: &RecordBatch) -> Result<RecordBatch> {
+    let columns = batch
+        .columns()
+        .iter()
+        .map(|column| {
+            if !crate::schema::is_text(column.data_type()) {
+                return Ok(column.clone());
+            }
+            let text = cast(column, &DataType::Utf8)?;
+            let text = text.as_string::<i32>();
+            let shown: StringArray = text.iter().map(|v| v.map(shorten)).collect();
+            Ok(Arc::new(shown) as ArrayRef)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+        .collect();
+    Ok(RecordBatch::try_new(
+        Arc::new(Schema::new(fields)),
+        columns,
+    )?)
+}
+
+fn shorten(text: &str) -> String {
+    match text.char_indices().nth(TABLE_CELL_MAX_CHARS - 1) {
+        Some((cut, _)) if text.chars().count() > TABLE_CELL_MAX_CHARS => {
+            format!("{}…", &text[..cut])
+        }
+        _ => text.to_string(),
+    }
+}
+
 fn io_error(e: std::io::Error) -> Error {
     Error::io("<output>", e)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_cells_over_the_limit_end_in_an_ellipsis() {
+        let long = "k".repeat(TABLE_CELL_MAX_CHARS + 5);
+        let short = shorten(&long);
+        assert_eq!(short.chars().count(), TABLE_CELL_MAX_CHARS);
+        assert!(short.ends_with('…'));
+        assert_eq!(shorten("gemm"), "gemm");
+        assert_eq!(
+            shorten(&"é".repeat(TABLE_CELL_MAX_CHARS)),
+            "é".repeat(TABLE_CELL_MAX_CHARS)
+        );
+    }
 }

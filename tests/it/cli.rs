@@ -230,3 +230,33 @@ fn tables_lists_row_counts_and_views() {
         "{text}"
     );
 }
+
+#[test]
+fn a_closed_stdout_is_not_an_error() {
+    use std::io::Read;
+    let tmp = tempfile::tempdir().unwrap();
+    let w = tiny_window();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["query", "-w", w.to_str().unwrap(), "--format", "csv"])
+        .arg("SELECT * FROM cbid CROSS JOIN (SELECT 1 AS k UNION ALL SELECT 2)")
+        .env("TRACESQL_CACHE_DIR", tmp.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 16];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: the reader went away, as with `| head -1`.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
