@@ -32,6 +32,9 @@ pub enum Error {
     #[error("{}: not a window or archive (no .parquet files and no window_id=N folders)", dir.display())]
     NotAWindow { dir: PathBuf },
 
+    #[error("{}: merged trace did not contain any duration events (the window and its CPU trace have no X events)", dir.display())]
+    EmptyWindow { dir: PathBuf },
+
     #[error("{}: {source}", path.display())]
     Io {
         path: PathBuf,

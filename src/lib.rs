@@ -6,6 +6,7 @@
 //!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
+//!   -> export   : run the sql/export/ plans of a window, stream them into the Chrome sink
 //!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet)
 //!   -> file     : atomic write (temp + rename)
 //! ```
@@ -21,6 +22,7 @@ pub mod window;
 pub mod catalog;
 pub mod sql;
 
+pub mod export;
 pub mod query;
 
 pub mod sink;

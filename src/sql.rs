@@ -43,9 +43,40 @@ pub static VIEWS: &[SqlObject] = &[
     sql_object!("views", "gpu_op_clamped"),
 ];
 
+/// The Chrome export's plans (`sql/export/`), in dependency order; one window only, so
+/// they use no partition placeholders. They read `chrome_base`, `chrome_pm_sample` and the
+/// export functions, which `export::register_export` provides.
+pub static EXPORT: &[SqlObject] = &[
+    sql_object!("export", "_chrome_gpu_row"),
+    sql_object!("export", "_chrome_cpu_thread"),
+    sql_object!("export", "_chrome_api_row"),
+    sql_object!("export", "_chrome_sync_row"),
+    sql_object!("export", "_chrome_graph_edge"),
+    sql_object!("export", "_chrome_overhead_row"),
+    sql_object!("export", "_chrome_active_device"),
+    sql_object!("export", "chrome_cpu_event"),
+    sql_object!("export", "chrome_metadata"),
+    sql_object!("export", "chrome_kernel"),
+    sql_object!("export", "chrome_memcpy"),
+    sql_object!("export", "chrome_memset"),
+    sql_object!("export", "chrome_event_node"),
+    sql_object!("export", "chrome_host_node"),
+    sql_object!("export", "chrome_gpu_flow"),
+    sql_object!("export", "chrome_graph_flow"),
+    sql_object!("export", "chrome_api"),
+    sql_object!("export", "chrome_api_flow"),
+    sql_object!("export", "chrome_overhead"),
+    sql_object!("export", "chrome_cuda_sync"),
+    sql_object!("export", "chrome_gpu_user_annotation"),
+    sql_object!("export", "chrome_counter"),
+    sql_object!("export", "chrome_cycle_counter"),
+    sql_object!("export", "chrome_counter_process"),
+    sql_object!("export", "chrome_trace_span"),
+];
+
 /// Every registered SQL object.
 pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
-    VIEWS.iter()
+    VIEWS.iter().chain(EXPORT.iter())
 }
 
 /// `text` with its placeholders expanded for the partition columns `partitions`.

@@ -1,6 +1,7 @@
 //! Command-line wiring: clap types, converted to library calls at the boundary. No logic of
 //! its own beyond choosing inputs and outputs.
 
+mod export;
 mod query;
 mod synth;
 mod tables;
@@ -23,6 +24,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Query(query::QueryArgs),
+    Export(export::ExportArgs),
     Tables(tables::TablesArgs),
     Synth(synth::SynthArgs),
 }
@@ -43,6 +45,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Query(args) => query::run(args).await,
+            Command::Export(args) => export::run(args).await,
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
         }

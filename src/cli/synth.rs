@@ -26,12 +26,35 @@ pub struct SynthArgs {
     /// window_id recorded in window_info and file metadata
     #[arg(long, default_value_t = 1)]
     window_id: i64,
+    /// Leave parts out (comma-separated): graphs, graph_deps, host_nodes, event_nodes,
+    /// syncs, annotations, counters, lanes, metadata, driver, overhead, cpu_trace
+    #[arg(long, value_name = "PARTS", value_delimiter = ',')]
+    without: Vec<String>,
 }
 
 pub fn run(args: SynthArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut config = SynthConfig::new(args.events, args.seed);
     config.window_id = args.window_id;
+    for part in &args.without {
+        let f = &mut config.features;
+        let flag = match part.as_str() {
+            "graphs" => &mut f.graphs,
+            "graph_deps" => &mut f.graph_deps,
+            "host_nodes" => &mut f.host_nodes,
+            "event_nodes" => &mut f.event_nodes,
+            "syncs" => &mut f.syncs,
+            "annotations" => &mut f.annotations,
+            "counters" => &mut f.counters,
+            "lanes" => &mut f.lanes,
+            "metadata" => &mut f.metadata,
+            "driver" => &mut f.driver,
+            "overhead" => &mut f.overhead,
+            "cpu_trace" => &mut f.cpu_trace,
+            other => anyhow::bail!("--without: unknown part `{other}` (see tracesql synth --help)"),
+        };
+        *flag = false;
+    }
     let summary = write_window(&config, &args.out)?;
     eprintln!(
         "wrote {} events to {} in {:.2} s",

@@ -2,6 +2,8 @@
 //! schema)` -> `write(&batch)` -> `finish()`) and stream, except the aligned table, which
 //! needs every row to size its columns.
 
+pub mod chrome;
+
 use std::io::Write;
 use std::str::FromStr;
 

@@ -3,6 +3,7 @@
 mod archive;
 mod catalog;
 mod cli;
+mod export;
 mod schema_errors;
 mod support;
 mod views;

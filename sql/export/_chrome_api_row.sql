@@ -1,0 +1,77 @@
+-- _chrome_api_row: the runtime and driver API calls the reference draws (runtime names not
+-- on its blocklist, driver names on its allowlist), each on its CPU thread: the thread of
+-- the Kineto op whose external id the call carries (external_correlation, last linked row
+-- per correlation wins) when that op is in the call's process, else thread_resource's
+-- mapping of the signed low 32 bits of the CUPTI thread id, else those bits themselves.
+CREATE OR REPLACE VIEW _chrome_api_row AS
+SELECT
+  -- processing order: runtime rows, then driver rows, each in file order
+  a.kind_rank * 4294967296 + a.ord AS pos,
+  -- 'cuda_runtime' or 'cuda_driver'
+  a.cat,
+  -- API name (cbid table, `cbid_<n>` when unknown)
+  a.name,
+  a.cbid,
+  a.start_ns,
+  a.end_ns,
+  a.process_id,
+  a.correlation_id,
+  -- the CPU thread the call is drawn on (signed; exported as its absolute value)
+  COALESCE(ct.tid, tr.resource_id, a.thread_id_i32) AS tid,
+  -- whether the call starts a launch flow (`s` event)
+  a.requires_flow
+FROM (
+  SELECT *,
+    CASE WHEN kind_rank = 0
+      THEN name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
+                    'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',
+                    'cudaGraphLaunch', 'cudaStreamSynchronize', 'cudaDeviceSynchronize',
+                    'cudaStreamWaitEvent')
+           OR starts_with(name, 'cudaMemcpy') OR starts_with(name, 'cudaMemset')
+      ELSE name IN ('cuLaunchKernel', 'cuLaunchKernelEx')
+    END AS requires_flow
+  FROM (
+    SELECT r.*, COALESCE(c.name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
+    FROM (
+      SELECT 0 AS kind_rank, 'cuda_runtime' AS cat, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, cbid,
+        start_ns, end_ns, process_id, correlation_id,
+        CASE WHEN (thread_id & 4294967295) >= 2147483648
+             THEN (thread_id & 4294967295) - 4294967296
+             ELSE thread_id & 4294967295 END AS thread_id_i32
+      FROM cuda_runtime
+      UNION ALL
+      SELECT 1, 'cuda_driver', CAST(ROW_NUMBER() OVER () AS BIGINT), cbid, start_ns, end_ns, process_id,
+        correlation_id,
+        CASE WHEN (thread_id & 4294967295) >= 2147483648
+             THEN (thread_id & 4294967295) - 4294967296
+             ELSE thread_id & 4294967295 END
+      FROM cuda_driver
+    ) r
+    LEFT JOIN cbid c
+      ON c.cbid = r.cbid AND c.domain = CASE WHEN r.kind_rank = 0 THEN 'runtime' ELSE 'driver' END
+  )
+  WHERE (kind_rank = 0 AND name NOT IN ('cudaGetDevice', 'cudaSetDevice', 'cudaGetLastError',
+                                        'cudaEventCreate', 'cudaEventCreateWithFlags',
+                                        'cudaEventDestroy'))
+     OR (kind_rank = 1 AND name IN ('cuLaunchKernel', 'cuLaunchKernelEx', 'cuMemCreate',
+                                    'cuMemMap', 'cuMemUnmap', 'cuMemRelease',
+                                    'cuMemExportToShareableHandle',
+                                    'cuMemImportFromShareableHandle'))
+) a
+LEFT JOIN (
+  SELECT correlation_id, pid, tid FROM (
+    SELECT x.correlation_id, t.pid, t.tid,
+      ROW_NUMBER() OVER (PARTITION BY x.correlation_id ORDER BY x.ord DESC) AS rn
+    FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
+          FROM external_correlation) x
+    JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
+    WHERE x.correlation_id <> 0
+  ) WHERE rn = 1
+) ct ON ct.correlation_id = a.correlation_id AND ct.pid = a.process_id
+LEFT JOIN (
+  SELECT process_id, thread_id, resource_id FROM (
+    SELECT process_id, thread_id, resource_id,
+      ROW_NUMBER() OVER (PARTITION BY process_id, thread_id ORDER BY ord DESC) AS rn
+    FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM thread_resource)
+  ) WHERE rn = 1
+) tr ON tr.process_id = a.process_id AND tr.thread_id = a.thread_id_i32

@@ -1,0 +1,20 @@
+-- _chrome_overhead_row: overhead records the reference keeps: all but an "Activity Buffer
+-- Request" that starts after the last end of every other timed kind (the buffer flush that
+-- trails the window's real activity).
+CREATE OR REPLACE VIEW _chrome_overhead_row AS
+SELECT
+  -- overhead name, e.g. "CUPTI Instrumentation"
+  o.name,
+  -- start and end, unix ns
+  o.start_ns,
+  o.end_ns
+FROM overhead o
+CROSS JOIN (
+  SELECT COALESCE(max(end_ns), 0) AS last_end FROM (
+    SELECT end_ns FROM kernel UNION ALL SELECT end_ns FROM gpu_memcpy
+    UNION ALL SELECT end_ns FROM gpu_memset UNION ALL SELECT end_ns FROM graph_host_node
+    UNION ALL SELECT end_ns FROM graph_event_node UNION ALL SELECT end_ns FROM cuda_runtime
+    UNION ALL SELECT end_ns FROM cuda_driver UNION ALL SELECT end_ns FROM cuda_sync
+  )
+) m
+WHERE NOT (o.name = 'Activity Buffer Request' AND m.last_end > 0 AND o.start_ns > m.last_end)

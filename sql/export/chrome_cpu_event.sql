@@ -1,0 +1,24 @@
+-- chrome_cpu_event: the Kineto CPU trace events copied into the output, in trace order: all
+-- but the profiler span and the two instants the exporter regenerates. `leading` marks the
+-- metadata events before the first other event, after which the window's metadata goes.
+CREATE OR REPLACE VIEW chrome_cpu_event AS
+SELECT
+  -- position in the CPU trace's traceEvents
+  e.event_index,
+  -- phase, category, start (unix ns) and duration (ns), for the profiler span
+  e.ph,
+  e.cat,
+  e.ts_ns,
+  e.dur_ns,
+  -- whether the event belongs to the leading run of metadata (`M`) events
+  e.event_index < f.first_other AS leading
+FROM cpu_event e
+CROSS JOIN (
+  SELECT COALESCE(min(event_index), 9223372036854775807) AS first_other
+  FROM cpu_event
+  WHERE (ph IS DISTINCT FROM 'M')
+    AND NOT (COALESCE(cat = 'Trace' AND name = 'PyTorch Profiler (0)', false)
+             OR COALESCE(name IN ('Iteration Start: PyTorch Profiler', 'Record Window End'), false))
+) f
+WHERE NOT (COALESCE(e.cat = 'Trace' AND e.name = 'PyTorch Profiler (0)', false)
+           OR COALESCE(e.name IN ('Iteration Start: PyTorch Profiler', 'Record Window End'), false))

@@ -1,0 +1,99 @@
+-- chrome_metadata: the window's Chrome metadata (`M`) events, as the reference builds them:
+-- name, label and sort index of every GPU process (devices seen in GPU ops or syncs, at
+-- their first row's start) and CPU process (processes of drawn API calls, at their first
+-- call's start); name and sort index of every CPU thread of a drawn call and of every GPU
+-- lane (streams, resolver lanes with their names, sync streams); and the Overhead process
+-- when an overhead event is drawn.
+CREATE OR REPLACE VIEW chrome_metadata AS
+SELECT
+  -- metadata event
+  'M' AS ph,
+  -- process_name, process_labels, process_sort_index, thread_name or thread_sort_index
+  m.name,
+  -- µs
+  m.ts,
+  -- process, thread (absolute value)
+  m.pid,
+  chrome_tid(m.tid) AS tid,
+  -- the one arg of the event: its name, labels or sort index
+  m.arg_name AS "args.name",
+  m.arg_labels AS "args.labels",
+  m.arg_sort_index AS "args.sort_index"
+FROM (
+  -- GPU processes
+  SELECT k.name,
+    greatest(CAST(d.first_start - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
+    d.device_id AS pid, 0 AS tid,
+    CASE WHEN k.name = 'process_name' THEN 'python' END AS arg_name,
+    CASE WHEN k.name = 'process_labels' THEN concat('GPU ', CAST(d.device_id AS VARCHAR)) END
+      AS arg_labels,
+    CASE WHEN k.name = 'process_sort_index' THEN 5000000 + d.device_id END AS arg_sort_index
+  FROM (
+    SELECT device_id, first_value(start_ns ORDER BY pos) AS first_start
+    FROM (
+      SELECT device_id, start_ns, pos FROM _chrome_gpu_row
+      UNION ALL
+      SELECT device_id, start_ns, 5 * 4294967296 + ord FROM _chrome_sync_row
+    )
+    GROUP BY device_id
+  ) d
+  CROSS JOIN (VALUES ('process_name'), ('process_labels'), ('process_sort_index')) AS k(name)
+  CROSS JOIN chrome_base b
+  UNION ALL
+  -- CPU processes
+  SELECT k.name,
+    greatest(CAST(p.first_start - b.base_ns AS DOUBLE) / 1000.0, 0.0),
+    p.process_id, 0,
+    CASE WHEN k.name = 'process_name' THEN 'python' END,
+    CASE WHEN k.name = 'process_labels' THEN 'CPU' END,
+    CASE WHEN k.name = 'process_sort_index' THEN p.process_id END
+  FROM (
+    SELECT process_id, first_value(start_ns ORDER BY pos) AS first_start
+    FROM _chrome_api_row
+    GROUP BY process_id
+  ) p
+  CROSS JOIN (VALUES ('process_name'), ('process_labels'), ('process_sort_index')) AS k(name)
+  CROSS JOIN chrome_base b
+  UNION ALL
+  -- CPU threads
+  SELECT k.name, 0.0, t.process_id, t.tid,
+    CASE WHEN k.name = 'thread_name' THEN concat('thread ', CAST(t.tid AS VARCHAR)) END,
+    CAST(NULL AS VARCHAR),
+    CASE WHEN k.name = 'thread_sort_index' THEN t.tid END
+  FROM (SELECT DISTINCT process_id, tid FROM _chrome_api_row) t
+  CROSS JOIN (VALUES ('thread_name'), ('thread_sort_index')) AS k(name)
+  UNION ALL
+  -- GPU lanes: streams, resolver lanes (named when the resolver named them), sync streams
+  SELECT k.name, 0.0, s.device_id, s.stream,
+    CASE WHEN k.name = 'thread_name'
+      THEN COALESCE(n.lane_name, concat('stream ', CAST(s.stream AS VARCHAR), ' ')) END,
+    CAST(NULL AS VARCHAR),
+    CASE WHEN k.name = 'thread_sort_index' THEN s.stream END
+  FROM (
+    SELECT DISTINCT device_id, stream FROM (
+      SELECT device_id, stream_id AS stream FROM _chrome_gpu_row
+      UNION ALL
+      SELECT device_id, lane FROM _chrome_gpu_row WHERE lane IS NOT NULL
+      UNION ALL
+      SELECT device_id, stream FROM _chrome_sync_row
+    )
+  ) s
+  LEFT JOIN (
+    SELECT device_id, lane, last_value(lane_name ORDER BY pos) AS lane_name
+    FROM _chrome_gpu_row
+    WHERE lane IS NOT NULL AND lane_name IS NOT NULL
+    GROUP BY device_id, lane
+  ) n ON n.device_id = s.device_id AND n.lane = s.stream
+  CROSS JOIN (VALUES ('thread_name'), ('thread_sort_index')) AS k(name)
+  UNION ALL
+  -- the Overhead process and its thread
+  SELECT k.name, 0.0, -1, 0, k.arg_name, k.arg_labels, k.arg_sort_index
+  FROM (VALUES
+    ('process_name', 'python', CAST(NULL AS VARCHAR), CAST(NULL AS BIGINT)),
+    ('process_labels', NULL, 'Overhead', NULL),
+    ('process_sort_index', NULL, NULL, 16777216),
+    ('thread_name', 'thread 0', NULL, NULL),
+    ('thread_sort_index', NULL, NULL, 0)
+  ) AS k(name, arg_name, arg_labels, arg_sort_index)
+  WHERE EXISTS (SELECT 1 FROM _chrome_overhead_row)
+) m

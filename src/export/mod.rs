@@ -1,0 +1,257 @@
+//! Stage `export`: run the `sql/export/` plans of one window and stream their batches, with
+//! the CPU trace's own events, into a sink.
+//!
+//! In: a [`Window`] (one window, with its `cpu_trace.json.gz`). Out: a Chrome trace JSON
+//! document equal to the reference exporter's (`merge_trace_window_into_chrome_trace`),
+//! written atomically, gzipped when the output name ends in `.gz`.
+
+mod trace_doc;
+mod udf;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use datafusion::datasource::MemTable;
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+
+pub use trace_doc::TraceDoc;
+pub use udf::{annotation_members, python_dumps, text_members};
+
+use crate::error::Error;
+use crate::file::AtomicFile;
+use crate::sink::chrome::{write_str, ChromeWriter};
+use crate::sql::EXPORT;
+use crate::window::Window;
+use crate::Result;
+
+/// What to export and where.
+#[derive(Clone, Debug)]
+pub struct ExportConfig {
+    pub window: PathBuf,
+    pub output: PathBuf,
+    /// `traceName`; the output path as given when None (as the reference does).
+    pub trace_name: Option<String>,
+}
+
+/// What was written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExportSummary {
+    pub events: u64,
+}
+
+/// The window's events in plan order after the CPU trace's; `chrome_metadata` goes between
+/// the CPU trace's leading metadata and its other events, `chrome_trace_span` last.
+const EVENT_PLANS: &[&str] = &[
+    "chrome_kernel",
+    "chrome_gpu_flow",
+    "chrome_memcpy",
+    "chrome_memset",
+    "chrome_event_node",
+    "chrome_host_node",
+    "chrome_graph_flow",
+    "chrome_api",
+    "chrome_api_flow",
+    "chrome_overhead",
+    "chrome_cuda_sync",
+    "chrome_gpu_user_annotation",
+    "chrome_counter_process",
+    "chrome_counter",
+    "chrome_cycle_counter",
+];
+
+/// Export the window at `config.window` as a Chrome trace at `config.output`.
+pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
+    let window = Window::open(&config.window)?;
+    if window.is_archive() {
+        return Err(Error::Usage(format!(
+            "{}: is an archive; export takes one window folder (e.g. {}/window_id=000001)",
+            config.window.display(),
+            config.window.display()
+        )));
+    }
+    let cpu_path = window
+        .windows
+        .first()
+        .and_then(|w| w.cpu_trace.clone())
+        .ok_or_else(|| Error::BadCpuTrace {
+            file: config.window.join(crate::schema::CPU_TRACE_FILE),
+            reason: "missing; export needs the window's Kineto CPU trace".into(),
+        })?;
+    let bytes = crate::catalog::cpu_trace::read_trace_bytes(&cpu_path)?;
+    let doc = TraceDoc::parse(&bytes, &cpu_path)?;
+
+    let ctx = crate::catalog::open(&window).await?;
+    register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
+
+    // The span comes first: an empty window is an error before any file exists.
+    let span = collect(&ctx, "SELECT * FROM chrome_trace_span").await?;
+    if span.iter().all(|b| b.num_rows() == 0) {
+        return Err(Error::EmptyWindow {
+            dir: config.window.clone(),
+        });
+    }
+    let cpu_rows = collect(
+        &ctx,
+        "SELECT event_index, leading FROM chrome_cpu_event ORDER BY event_index",
+    )
+    .await?;
+
+    let trace_name = config
+        .trace_name
+        .clone()
+        .unwrap_or_else(|| config.output.display().to_string());
+    let mut name_json = Vec::new();
+    write_str(&mut name_json, &trace_name);
+    let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
+    let (head, tail) = doc.members_around_events(&name_json);
+
+    let mut file = AtomicFile::create(&config.output)?;
+    let gzip = config.output.extension().is_some_and(|e| e == "gz");
+    let io = |e| Error::io(&config.output, e);
+    let events = {
+        let mut buffered = file.writer();
+        let parts = Parts {
+            ctx: &ctx,
+            doc: &doc,
+            cpu_rows: &cpu_rows,
+            span: &span,
+        };
+        let events = if gzip {
+            let gz = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
+            let (gz, events) = write_document(gz, &parts, &head, &tail).await?;
+            gz.finish().map_err(io)?;
+            events
+        } else {
+            write_document(&mut buffered, &parts, &head, &tail).await?.1
+        };
+        buffered.flush().map_err(io)?;
+        events
+    };
+    file.commit()?;
+    Ok(ExportSummary { events })
+}
+
+/// What one document is made of.
+struct Parts<'a> {
+    ctx: &'a SessionContext,
+    doc: &'a TraceDoc<'a>,
+    /// chrome_cpu_event's (event_index, leading) in trace order
+    cpu_rows: &'a [RecordBatch],
+    /// chrome_trace_span's rows
+    span: &'a [RecordBatch],
+}
+
+/// Write the document into `out`: the CPU trace's leading metadata, the window's metadata,
+/// the CPU trace's other events, the window's events, the profiler span. Returns the
+/// writer and the number of events.
+async fn write_document<W: Write>(
+    out: W,
+    parts: &Parts<'_>,
+    head: &[(&str, &str)],
+    tail: &[(&str, &str)],
+) -> Result<(W, u64)> {
+    let mut writer = ChromeWriter::try_new(out, head)?;
+    for leading in [true, false] {
+        for batch in parts.cpu_rows {
+            let index = batch.column(0).as_primitive::<Int64Type>();
+            let flags = batch.column(1).as_boolean();
+            for row in 0..batch.num_rows() {
+                if flags.value(row) == leading {
+                    writer.write_raw(parts.doc.event(index.value(row))?)?;
+                }
+            }
+        }
+        if leading {
+            stream_into(parts.ctx, "chrome_metadata", &mut writer).await?;
+        }
+    }
+    for plan in EVENT_PLANS {
+        stream_into(parts.ctx, plan, &mut writer).await?;
+    }
+    for batch in parts.span {
+        writer.write(batch)?;
+    }
+    let events = writer.events();
+    Ok((writer.finish(tail)?, events))
+}
+
+/// Register what the export plans read besides the catalog (`chrome_base`, the
+/// `chrome_pm_sample` unpivot, the export functions), then the plans of `sql/export/`.
+pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i64) -> Result<()> {
+    // Plans number rows in file order (ROW_NUMBER() OVER ()), so one file is one partition.
+    ctx.sql("SET datafusion.optimizer.repartition_file_scans = false")
+        .await?;
+    for udf in udf::export_udfs() {
+        ctx.register_udf(udf);
+    }
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("base_ns", DataType::Int64, false),
+        Field::new("cpu_base_ns", DataType::Int64, false),
+    ]));
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        vec![
+            Arc::new(Int64Array::from(vec![base_ns])),
+            Arc::new(Int64Array::from(vec![cpu_base_ns])),
+        ],
+    )?;
+    ctx.register_table(
+        "chrome_base",
+        Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
+    )?;
+    ctx.sql(&pm_sample_view(ctx).await?).await?;
+    for object in EXPORT {
+        ctx.sql(object.text)
+            .await
+            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+    }
+    Ok(())
+}
+
+/// `chrome_pm_sample`: pm_sampling's metric columns (every column but start_ns and
+/// device_id, in file order) unpivoted to one row per sample and metric.
+async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
+    let schema = ctx.table("pm_sampling").await?.schema().as_arrow().clone();
+    let selects: Vec<String> = schema
+        .fields()
+        .iter()
+        .map(|f| f.name())
+        .filter(|n| *n != "start_ns" && *n != "device_id")
+        .map(|metric| {
+            format!(
+                "SELECT device_id, start_ns, '{}' AS metric, CAST(\"{}\" AS DOUBLE) AS value \
+                 FROM pm_sampling",
+                metric.replace('\'', "''"),
+                metric.replace('"', "\"\"")
+            )
+        })
+        .collect();
+    let body = if selects.is_empty() {
+        "SELECT CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS start_ns, \
+         CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS DOUBLE) AS value WHERE false"
+            .to_string()
+    } else {
+        selects.join(" UNION ALL ")
+    };
+    Ok(format!("CREATE OR REPLACE VIEW chrome_pm_sample AS {body}"))
+}
+
+async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
+    Ok(ctx.sql(sql).await?.collect().await?)
+}
+
+async fn stream_into<W: Write>(
+    ctx: &SessionContext,
+    plan: &str,
+    writer: &mut ChromeWriter<W>,
+) -> Result<()> {
+    let mut stream = ctx.table(plan).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        writer.write(&batch?)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,176 @@
+//! The Kineto CPU trace as the export copies it: its top-level members and its events as
+//! raw JSON text (never re-encoded), and the trace base time.
+
+use std::path::Path;
+
+use serde::de::{Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::error::Error;
+use crate::Result;
+
+/// Kineto rounds its base time down to this many seconds (the reference reuses it for a
+/// trace without `baseTimeNanoseconds`).
+const TRIMONTH_SECONDS: u64 = 7_889_238;
+
+/// Top-level members of a trace document: (key, JSON text).
+pub type Members<'s> = Vec<(&'s str, &'s str)>;
+
+/// A parsed CPU trace, borrowing the decompressed bytes.
+pub struct TraceDoc<'a> {
+    members: Vec<(String, &'a RawValue)>,
+    events: Vec<&'a RawValue>,
+    /// The trace base the window's times are measured from, ns.
+    pub base_ns: i64,
+    /// The base `cpu_event.ts_ns` was computed with (0 without `baseTimeNanoseconds`).
+    pub cpu_base_ns: i64,
+    path: &'a Path,
+}
+
+impl<'a> TraceDoc<'a> {
+    pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
+        let bad = |reason: String| Error::BadCpuTrace {
+            file: path.to_path_buf(),
+            reason,
+        };
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let members = (&mut de)
+            .deserialize_map(MembersVisitor)
+            .map_err(|e| bad(e.to_string()))?;
+        let events = match members.iter().find(|(k, _)| k == "traceEvents") {
+            Some((_, raw)) => {
+                serde_json::from_str::<Vec<&RawValue>>(raw.get()).map_err(|e| bad(e.to_string()))?
+            }
+            None => Vec::new(),
+        };
+        let base = members
+            .iter()
+            .find(|(k, _)| k == "baseTimeNanoseconds")
+            .map(|(_, raw)| {
+                parse_base(raw.get()).ok_or_else(|| {
+                    bad(format!(
+                        "baseTimeNanoseconds {} is not an integer",
+                        raw.get()
+                    ))
+                })
+            })
+            .transpose()?;
+        Ok(TraceDoc {
+            members,
+            events,
+            base_ns: base.unwrap_or_else(default_base_ns),
+            cpu_base_ns: base.unwrap_or(0),
+            path,
+        })
+    }
+
+    /// The event at `index` of `traceEvents`, as JSON text.
+    pub fn event(&self, index: i64) -> Result<&'a str> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.events.get(i))
+            .map(|raw| raw.get())
+            .ok_or_else(|| Error::Internal(format!("{}: no event {index}", self.path.display())))
+    }
+
+    /// The members before and after `traceEvents` (key, JSON text), with `traceName` set to
+    /// `trace_name_json` in place, or appended when the trace has none (as Python's dict
+    /// assignment does). A trace without `traceEvents` gets it after its other members.
+    pub fn members_around_events<'s>(
+        &'s self,
+        trace_name_json: &'s str,
+    ) -> (Members<'s>, Members<'s>) {
+        let mut head = Vec::new();
+        let mut tail = Vec::new();
+        let mut seen_events = false;
+        for (key, raw) in &self.members {
+            if key == "traceEvents" {
+                seen_events = true;
+                continue;
+            }
+            let value = if key == "traceName" {
+                trace_name_json
+            } else {
+                raw.get()
+            };
+            if seen_events {
+                tail.push((key.as_str(), value));
+            } else {
+                head.push((key.as_str(), value));
+            }
+        }
+        if !seen_events {
+            // Python appends traceEvents after every existing key.
+            tail.append(&mut head);
+        }
+        if !self.members.iter().any(|(k, _)| k == "traceName") {
+            tail.push(("traceName", trace_name_json));
+        }
+        (head, tail)
+    }
+}
+
+struct MembersVisitor;
+
+impl<'de> Visitor<'de> for MembersVisitor {
+    type Value = Vec<(String, &'de RawValue)>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut out: Vec<(String, &'de RawValue)> = Vec::new();
+        while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+            // A repeated key keeps its first place and its last value (a Python dict).
+            match out.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => out.push((key, value)),
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// `int(value)` of Python for a JSON number or numeric string.
+fn parse_base(text: &str) -> Option<i64> {
+    let t = text.trim_matches('"').trim();
+    t.parse::<i64>()
+        .ok()
+        .or_else(|| t.parse::<f64>().ok().map(|v| v.trunc() as i64))
+}
+
+/// The reference's fallback base: now, rounded down to Kineto's ~3-month boundary.
+fn default_base_ns() -> i64 {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    ((now / TRIMONTH_SECONDS) * TRIMONTH_SECONDS * 1_000_000_000) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_keep_their_places_and_trace_name_is_set() {
+        let text = br#"{"a":1,"traceName":"x","traceEvents":[{"ph":"M"}],"z":[2]}"#;
+        let doc = TraceDoc::parse(text, Path::new("t.json")).unwrap();
+        let (head, tail) = doc.members_around_events("\"n\"");
+        assert_eq!(head, vec![("a", "1"), ("traceName", "\"n\"")]);
+        assert_eq!(tail, vec![("z", "[2]")]);
+        assert_eq!(doc.event(0).unwrap(), r#"{"ph":"M"}"#);
+        assert_eq!(doc.cpu_base_ns, 0);
+    }
+
+    #[test]
+    fn a_trace_name_is_appended_when_absent() {
+        let text = br#"{"baseTimeNanoseconds":17,"traceEvents":[]}"#;
+        let doc = TraceDoc::parse(text, Path::new("t.json")).unwrap();
+        let (head, tail) = doc.members_around_events("\"n\"");
+        assert_eq!(head, vec![("baseTimeNanoseconds", "17")]);
+        assert_eq!(tail, vec![("traceName", "\"n\"")]);
+        assert_eq!((doc.base_ns, doc.cpu_base_ns), (17, 17));
+    }
+}

@@ -1,0 +1,425 @@
+//! Stage `sink`: the Chrome trace JSON writer. It frames the document (the CPU trace's
+//! top-level members around one `traceEvents` list) and encodes events straight from Arrow
+//! arrays; what the events are is decided upstream, in `sql/export/`.
+//!
+//! A batch's column names are the JSON keys of its events:
+//! - `k`: a top-level member; `args.k`: a member of the event's `args` object;
+//! - a `::json` suffix: the value is JSON text, written verbatim;
+//! - `args.*...`: JSON object members (text without braces) spliced into `args`;
+//! - NULL leaves the member out; `args` is written when any of its columns is non-null.
+//!
+//! Numbers are written as Python's `json` writes them (the reference is Python): integers
+//! as integers, floats as their shortest round-trip repr (`5000004.5`, `1.0`, `1e-05`).
+
+use std::io::Write;
+
+use datafusion::arrow::array::{
+    Array, AsArray, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
+    StringArray, StringViewArray, UInt64Array,
+};
+use datafusion::arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt64Type};
+use datafusion::arrow::record_batch::RecordBatch;
+
+use crate::error::Error;
+use crate::Result;
+
+const FLUSH_AT: usize = 1 << 20;
+
+/// A streaming Chrome trace writer: `try_new` writes the document's head up to the opening
+/// of `traceEvents`, events follow (raw JSON text or Arrow batches), `finish` writes the
+/// rest of the document.
+pub struct ChromeWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+    events: u64,
+}
+
+impl<W: Write> ChromeWriter<W> {
+    /// Start a document whose members before `traceEvents` are `head`: (key, JSON text).
+    pub fn try_new(out: W, head: &[(&str, &str)]) -> Result<Self> {
+        let mut w = ChromeWriter {
+            out,
+            buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
+            events: 0,
+        };
+        w.buf.push(b'{');
+        for (key, value) in head {
+            write_str(&mut w.buf, key);
+            w.buf.push(b':');
+            w.buf.extend_from_slice(value.as_bytes());
+            w.buf.push(b',');
+        }
+        w.buf.extend_from_slice(b"\"traceEvents\":[");
+        Ok(w)
+    }
+
+    /// Events written so far.
+    pub fn events(&self) -> u64 {
+        self.events
+    }
+
+    /// Copy one event given as JSON text.
+    pub fn write_raw(&mut self, event: &str) -> Result<()> {
+        self.separator();
+        self.buf.extend_from_slice(event.as_bytes());
+        self.maybe_flush()
+    }
+
+    /// Encode every row of `batch` as one event (see the module docs for the column names).
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let schema = batch.schema();
+        let mut top: Vec<(&str, Column<'_>)> = Vec::new();
+        let mut args: Vec<(Member<'_>, Column<'_>)> = Vec::new();
+        let mut args_at = None;
+        for (field, array) in schema.fields().iter().zip(batch.columns()) {
+            let name = field.name().as_str();
+            let (name, raw) = match name.strip_suffix("::json") {
+                Some(n) => (n, true),
+                None => (name, false),
+            };
+            let column = Column::new(array.as_ref(), raw, name)?;
+            match name.strip_prefix("args.") {
+                Some(key) => {
+                    args_at.get_or_insert(top.len());
+                    let member = match key.strip_prefix('*') {
+                        Some(_) => Member::Splice,
+                        None => Member::Key(key),
+                    };
+                    args.push((member, column));
+                }
+                None => top.push((name, column)),
+            }
+        }
+        for row in 0..batch.num_rows() {
+            self.separator();
+            let buf = &mut self.buf;
+            buf.push(b'{');
+            let mut first = true;
+            for (i, (key, column)) in top.iter().enumerate() {
+                if args_at == Some(i) {
+                    write_args(buf, &args, row, &mut first);
+                }
+                if column.is_null(row) {
+                    continue;
+                }
+                member_key(buf, key, &mut first);
+                column.write(buf, row);
+            }
+            if args_at == Some(top.len()) {
+                write_args(buf, &args, row, &mut first);
+            }
+            buf.push(b'}');
+            self.maybe_flush()?;
+        }
+        Ok(())
+    }
+
+    /// Close `traceEvents`, write the members after it (`tail`: key, JSON text) and flush.
+    /// Returns the underlying writer.
+    pub fn finish(mut self, tail: &[(&str, &str)]) -> Result<W> {
+        self.buf.push(b']');
+        for (key, value) in tail {
+            self.buf.push(b',');
+            write_str(&mut self.buf, key);
+            self.buf.push(b':');
+            self.buf.extend_from_slice(value.as_bytes());
+        }
+        self.buf.push(b'}');
+        self.flush_buf()?;
+        self.out.flush().map_err(io_error)?;
+        Ok(self.out)
+    }
+
+    fn separator(&mut self) {
+        if self.events > 0 {
+            self.buf.push(b',');
+        }
+        self.events += 1;
+    }
+
+    fn maybe_flush(&mut self) -> Result<()> {
+        if self.buf.len() >= FLUSH_AT {
+            self.flush_buf()?;
+        }
+        Ok(())
+    }
+
+    fn flush_buf(&mut self) -> Result<()> {
+        self.out.write_all(&self.buf).map_err(io_error)?;
+        self.buf.clear();
+        Ok(())
+    }
+}
+
+fn io_error(e: std::io::Error) -> Error {
+    Error::io("<output>", e)
+}
+
+enum Member<'a> {
+    Key(&'a str),
+    Splice,
+}
+
+fn member_key(buf: &mut Vec<u8>, key: &str, first: &mut bool) {
+    if !*first {
+        buf.push(b',');
+    }
+    *first = false;
+    write_str(buf, key);
+    buf.push(b':');
+}
+
+fn write_args(buf: &mut Vec<u8>, args: &[(Member<'_>, Column<'_>)], row: usize, first: &mut bool) {
+    if args.iter().all(|(_, c)| c.is_null(row)) {
+        return;
+    }
+    member_key(buf, "args", first);
+    buf.push(b'{');
+    let mut first_arg = true;
+    for (member, column) in args {
+        if column.is_null(row) {
+            continue;
+        }
+        match member {
+            Member::Key(key) => {
+                member_key(buf, key, &mut first_arg);
+                column.write(buf, row);
+            }
+            Member::Splice => {
+                let text = column.text(row).trim();
+                if !text.is_empty() {
+                    if !first_arg {
+                        buf.push(b',');
+                    }
+                    first_arg = false;
+                    buf.extend_from_slice(text.as_bytes());
+                }
+            }
+        }
+    }
+    buf.push(b'}');
+}
+
+/// One column of a batch, downcast once.
+enum Column<'a> {
+    I64(&'a Int64Array),
+    I32(&'a Int32Array),
+    U64(&'a UInt64Array),
+    F64(&'a Float64Array),
+    Bool(&'a BooleanArray),
+    Str(Text<'a>, bool),
+    Null,
+}
+
+enum Text<'a> {
+    Utf8(&'a StringArray),
+    Large(&'a LargeStringArray),
+    View(&'a StringViewArray),
+}
+
+impl<'a> Column<'a> {
+    fn new(array: &'a dyn Array, raw: bool, name: &str) -> Result<Self> {
+        Ok(match array.data_type() {
+            DataType::Int64 => Column::I64(array.as_primitive::<Int64Type>()),
+            DataType::Int32 => Column::I32(array.as_primitive::<Int32Type>()),
+            DataType::UInt64 => Column::U64(array.as_primitive::<UInt64Type>()),
+            DataType::Float64 => Column::F64(array.as_primitive::<Float64Type>()),
+            DataType::Boolean => Column::Bool(array.as_boolean()),
+            DataType::Utf8 => Column::Str(Text::Utf8(array.as_string::<i32>()), raw),
+            DataType::LargeUtf8 => Column::Str(Text::Large(array.as_string::<i64>()), raw),
+            DataType::Utf8View => Column::Str(Text::View(array.as_string_view()), raw),
+            DataType::Null => Column::Null,
+            other => {
+                return Err(Error::Internal(format!(
+                    "chrome sink: column `{name}` has type {other}, which it cannot encode"
+                )))
+            }
+        })
+    }
+
+    fn is_null(&self, row: usize) -> bool {
+        match self {
+            Column::I64(a) => a.is_null(row),
+            Column::I32(a) => a.is_null(row),
+            Column::U64(a) => a.is_null(row),
+            Column::F64(a) => a.is_null(row),
+            Column::Bool(a) => a.is_null(row),
+            Column::Str(Text::Utf8(a), _) => a.is_null(row),
+            Column::Str(Text::Large(a), _) => a.is_null(row),
+            Column::Str(Text::View(a), _) => a.is_null(row),
+            Column::Null => true,
+        }
+    }
+
+    fn text(&self, row: usize) -> &'a str {
+        match self {
+            Column::Str(Text::Utf8(a), _) => a.value(row),
+            Column::Str(Text::Large(a), _) => a.value(row),
+            Column::Str(Text::View(a), _) => a.value(row),
+            _ => "",
+        }
+    }
+
+    fn write(&self, buf: &mut Vec<u8>, row: usize) {
+        match self {
+            Column::I64(a) => write_int(buf, a.value(row)),
+            Column::I32(a) => write_int(buf, a.value(row) as i64),
+            Column::U64(a) => buf.extend_from_slice(a.value(row).to_string().as_bytes()),
+            Column::F64(a) => write_py_float(buf, a.value(row)),
+            Column::Bool(a) => buf.extend_from_slice(if a.value(row) { b"true" } else { b"false" }),
+            Column::Str(_, true) => buf.extend_from_slice(self.text(row).as_bytes()),
+            Column::Str(_, false) => write_str(buf, self.text(row)),
+            Column::Null => buf.extend_from_slice(b"null"),
+        }
+    }
+}
+
+fn write_int(buf: &mut Vec<u8>, v: i64) {
+    let mut tmp = [0u8; 20];
+    let mut n = v.unsigned_abs();
+    let mut i = tmp.len();
+    loop {
+        i -= 1;
+        tmp[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        buf.push(b'-');
+    }
+    buf.extend_from_slice(&tmp[i..]);
+}
+
+/// A JSON string (UTF-8 kept; quotes, backslashes and control characters escaped).
+pub fn write_str(buf: &mut Vec<u8>, s: &str) {
+    buf.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => {
+                buf.extend_from_slice(&bytes[start..i]);
+                buf.extend_from_slice(format!("\\u{b:04x}").as_bytes());
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        buf.extend_from_slice(&bytes[start..i]);
+        buf.extend_from_slice(esc);
+        start = i + 1;
+    }
+    buf.extend_from_slice(&bytes[start..]);
+    buf.push(b'"');
+}
+
+/// A float as Python's `repr` (and so `json.dumps`) writes it: the shortest digits that
+/// round-trip, positional for exponents -4..16 (always with a fractional part), else
+/// `d.ddde+XX`; `NaN` / `Infinity` as Python's json writes them.
+pub fn write_py_float(buf: &mut Vec<u8>, v: f64) {
+    if v.is_nan() {
+        buf.extend_from_slice(b"NaN");
+        return;
+    }
+    if v.is_infinite() {
+        buf.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
+        return;
+    }
+    // Rust's `{:e}` is the shortest round-trip representation: "5.0000045e6", "1e0".
+    let sci = format!("{:e}", v.abs());
+    let (mantissa, exp) = sci.split_once('e').expect("{:e} always writes an exponent");
+    let exp: i32 = exp.parse().expect("{:e} writes an integer exponent");
+    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    if v.is_sign_negative() {
+        buf.push(b'-');
+    }
+    if (-4..16).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                buf.extend_from_slice(&digits);
+                buf.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
+                buf.extend_from_slice(b".0");
+            } else {
+                buf.extend_from_slice(&digits[..int_len]);
+                buf.push(b'.');
+                buf.extend_from_slice(&digits[int_len..]);
+            }
+        } else {
+            buf.extend_from_slice(b"0.");
+            buf.extend(std::iter::repeat_n(b'0', (-exp - 1) as usize));
+            buf.extend_from_slice(&digits);
+        }
+    } else {
+        buf.push(digits[0]);
+        if digits.len() > 1 {
+            buf.push(b'.');
+            buf.extend_from_slice(&digits[1..]);
+        }
+        buf.push(b'e');
+        buf.push(if exp < 0 { b'-' } else { b'+' });
+        let e = exp.unsigned_abs();
+        if e < 10 {
+            buf.push(b'0');
+        }
+        buf.extend_from_slice(e.to_string().as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn py(v: f64) -> String {
+        let mut b = Vec::new();
+        write_py_float(&mut b, v);
+        String::from_utf8(b).unwrap()
+    }
+
+    #[test]
+    fn floats_are_written_like_python_repr() {
+        assert_eq!(py(5000004.5), "5000004.5");
+        assert_eq!(py(1.0), "1.0");
+        assert_eq!(py(0.0), "0.0");
+        assert_eq!(py(-0.0), "-0.0");
+        assert_eq!(py(5000011.9), "5000011.9");
+        assert_eq!(py(0.0001), "0.0001");
+        assert_eq!(py(0.00001), "1e-05");
+        assert_eq!(py(1e15), "1000000000000000.0");
+        assert_eq!(py(1e16), "1e+16");
+        assert_eq!(py(1.5e300), "1.5e+300");
+        assert_eq!(py(-2.5), "-2.5");
+        assert_eq!(py(123456789.123), "123456789.123");
+        assert_eq!(py(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn strings_escape_quotes_and_controls() {
+        let mut b = Vec::new();
+        write_str(&mut b, "a\"b\\c\nd\u{1}é");
+        assert_eq!(String::from_utf8(b).unwrap(), "\"a\\\"b\\\\c\\nd\\u0001é\"");
+    }
+
+    #[test]
+    fn ints_are_written_in_full() {
+        let mut b = Vec::new();
+        write_int(&mut b, i64::MIN);
+        b.push(b' ');
+        write_int(&mut b, 0);
+        b.push(b' ');
+        write_int(&mut b, 1099511627776);
+        assert_eq!(
+            String::from_utf8(b).unwrap(),
+            "-9223372036854775808 0 1099511627776"
+        );
+    }
+}

@@ -1,0 +1,272 @@
+//! `tracesql export` against the reference exporter: every case of tests/golden/cases.txt
+//! (the tiny fixture and synthetic windows with features on and off) is exported and
+//! compared with the oracle's output, semantically: parsed JSON, traceEvents as a multiset,
+//! floats equal to the nanosecond, the same top-level keys and values.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+use tracesql::export::{export_chrome, ExportConfig};
+
+use crate::support::*;
+
+struct Case {
+    name: String,
+    seed: String,
+    events: String,
+    without: String,
+}
+
+fn golden_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
+}
+
+fn cases() -> Vec<Case> {
+    let text = std::fs::read_to_string(golden_dir().join("cases.txt")).unwrap();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            assert_eq!(f.len(), 4, "cases.txt line `{l}`");
+            Case {
+                name: f[0].into(),
+                seed: f[1].into(),
+                events: f[2].into(),
+                without: f[3].into(),
+            }
+        })
+        .collect()
+}
+
+/// The case's window: the fixture, or `tracesql synth` run again with the case's settings.
+fn window_of(case: &Case, scratch: &Path) -> PathBuf {
+    if case.seed == "fixture" {
+        return Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(format!("{}_window", case.name));
+    }
+    let dir = scratch.join(&case.name);
+    let mut args = vec![
+        "synth".to_string(),
+        "--out".into(),
+        dir.display().to_string(),
+        "--events".into(),
+        case.events.clone(),
+        "--seed".into(),
+        case.seed.clone(),
+    ];
+    if case.without != "-" {
+        args.push("--without".into());
+        args.push(case.without.clone());
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(&args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    dir
+}
+
+fn read_json(path: &Path) -> Value {
+    let raw = std::fs::read(path).unwrap();
+    let mut text = Vec::new();
+    if raw.starts_with(&[0x1f, 0x8b]) {
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .read_to_end(&mut text)
+            .unwrap();
+    } else {
+        text = raw;
+    }
+    serde_json::from_slice(&text).unwrap()
+}
+
+/// A value as comparable text: object keys sorted, integers exact, floats to the
+/// nanosecond (µs with 3 decimals), so `1` and `1.0` differ but 1 ulp does not.
+fn canon(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let sorted: BTreeMap<&String, &Value> = map.iter().collect();
+            out.push('{');
+            for (k, v) in sorted {
+                out.push_str(&serde_json::to_string(k).unwrap());
+                out.push(':');
+                canon(v, out);
+                out.push(',');
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for v in items {
+                canon(v, out);
+                out.push(',');
+            }
+            out.push(']');
+        }
+        Value::Number(n) if n.is_f64() => out.push_str(&format!("f{:.3}", n.as_f64().unwrap())),
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// Differences between two traces; empty when equal.
+fn differences(ours: &Value, reference: &Value) -> Vec<String> {
+    let mut diffs = Vec::new();
+    let keys = |v: &Value| -> Vec<String> {
+        let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        k.sort();
+        k
+    };
+    if keys(ours) != keys(reference) {
+        diffs.push(format!(
+            "top-level keys {:?} != {:?}",
+            keys(ours),
+            keys(reference)
+        ));
+    }
+    for (key, value) in reference.as_object().unwrap() {
+        if key != "traceEvents" && ours.get(key) != Some(value) {
+            diffs.push(format!("top-level `{key}` differs"));
+        }
+    }
+    let multiset = |v: &Value| -> BTreeMap<String, i64> {
+        let mut m = BTreeMap::new();
+        for e in v["traceEvents"].as_array().unwrap() {
+            let mut s = String::new();
+            canon(e, &mut s);
+            *m.entry(s).or_insert(0) += 1;
+        }
+        m
+    };
+    let (a, b) = (multiset(ours), multiset(reference));
+    for (event, n) in &a {
+        let m = b.get(event).copied().unwrap_or(0);
+        if *n > m {
+            diffs.push(format!("ours has {} extra: {event}", n - m));
+        }
+    }
+    for (event, n) in &b {
+        let m = a.get(event).copied().unwrap_or(0);
+        if *n > m {
+            diffs.push(format!("ours lacks {}: {event}", n - m));
+        }
+    }
+    diffs
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn every_golden_case_equals_the_reference_exporter() {
+    let scratch = tempfile::tempdir().unwrap();
+    let all = cases();
+    assert!(all.len() >= 5, "cases.txt lists the golden cases");
+    let mut tasks = Vec::new();
+    for case in all {
+        let window = window_of(&case, scratch.path());
+        let output = scratch.path().join(format!("{}.json.gz", case.name));
+        tasks.push(tokio::spawn(async move {
+            let config = ExportConfig {
+                window,
+                output: output.clone(),
+                trace_name: Some(case.name.clone()),
+            };
+            if let Err(e) = export_chrome(&config).await {
+                return Some(format!("{}: {e}", case.name));
+            }
+            let reference = read_json(&golden_dir().join(format!("{}.json.gz", case.name)));
+            let diffs = differences(&read_json(&output), &reference);
+            (!diffs.is_empty()).then(|| {
+                format!(
+                    "{}: {} differences, first: {}",
+                    case.name,
+                    diffs.len(),
+                    diffs[..diffs.len().min(3)].join(" | ")
+                )
+            })
+        }));
+    }
+    let mut failed = Vec::new();
+    for task in tasks {
+        failed.extend(task.await.unwrap());
+    }
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
+
+#[test]
+fn the_comparison_sees_a_changed_value_and_a_missing_event() {
+    let reference = read_json(&golden_dir().join("tiny.json.gz"));
+    assert!(differences(&reference, &reference).is_empty());
+    let mut changed = reference.clone();
+    changed["traceEvents"][40]["ts"] = Value::from(1.0);
+    assert!(!differences(&changed, &reference).is_empty());
+    let mut int_for_float = reference.clone();
+    let ts = int_for_float["traceEvents"][40]["ts"].as_f64().unwrap();
+    int_for_float["traceEvents"][40]["ts"] = Value::from(ts as i64);
+    assert!(!differences(&int_for_float, &reference).is_empty());
+    let mut missing = reference.clone();
+    missing["traceEvents"].as_array_mut().unwrap().pop();
+    assert_eq!(differences(&missing, &reference).len(), 1);
+}
+
+#[test]
+fn an_empty_window_is_one_line_exit_1_and_no_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let window = dir.path().join("w");
+    std::fs::create_dir_all(&window).unwrap();
+    std::fs::copy(
+        tiny_window().join("window_info.parquet"),
+        window.join("window_info.parquet"),
+    )
+    .unwrap();
+    let cpu = br#"{"baseTimeNanoseconds": 1000, "traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}}]}"#;
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    std::io::Write::write_all(&mut gz, cpu).unwrap();
+    std::fs::write(window.join("cpu_trace.json.gz"), gz.finish().unwrap()).unwrap();
+    let output = dir.path().join("out.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["export", "--window"])
+        .arg(&window)
+        .arg("--output")
+        .arg(&output)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("did not contain any duration events"),
+        "{stderr}"
+    );
+    assert!(!output.exists());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
+
+#[test]
+fn the_cli_writes_plain_json_named_after_the_output_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = dir.path().join("tiny.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["export", "--window"])
+        .arg(tiny_window())
+        .arg("--output")
+        .arg(&output)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let raw = std::fs::read(&output).unwrap();
+    assert_eq!(raw[0], b'{', "uncompressed for .json");
+    let ours: Value = serde_json::from_slice(&raw).unwrap();
+    assert_eq!(ours["traceName"], Value::from(output.display().to_string()));
+    let mut reference = read_json(&golden_dir().join("tiny.json.gz"));
+    reference["traceName"] = ours["traceName"].clone();
+    assert_eq!(differences(&ours, &reference), Vec::<String>::new());
+}
