@@ -61,7 +61,7 @@ def main():
         print(f"synth: {events} events in {time.perf_counter() - t0:.1f} s")
     con = duckdb.connect()
     kernel_file = os.path.join(window, "kernel.parquet")
-    n_kernels = con.sql(f"select count(*) from read_parquet('{kernel_file}')").fetchone()[0]
+    n_kernels = con.sql(f"select count(*) from read_parquet('{kernel_file}')").fetchall()[0][0]
     print(f"window: {window} ({n_kernels} kernels), best of {args.runs} runs")
 
     # first answer from a stored window (whole command)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Recreate tests/golden/*.json.gz: the reference exporter's output (the oracle in
-# ../shared/seed, or $SEED_DIR) for every case of tests/golden/cases.txt. Synthetic windows
+# ../shared/seed, or $SEED_DIR) for every case of tests/golden/cases.txt, and
+# tests/golden/*.pftrace-ir.json.gz: the content its .pftrace encoder is handed (the
+# oracle's SEED_PFTRACE_IR dump, with the pinned arch sm_90, process id 4242, name python). Synthetic windows
 # are made with `tracesql synth` (deterministic: the test makes the same ones again).
 # Needs Python >= 3.10; numpy and pyarrow come from $ORACLE_PYTHON, else the venv of
 # seed/venv_bootstrap.py (~/.cache/tracesql-oracle-venv, created on first use).
@@ -36,5 +38,8 @@ while read -r name seed_no events without; do
   fi
   "$python" "$seed/oracle.py" --window-dir "$window" --out "$work/$name.json" --trace-name "$name"
   gzip -9 -n -c "$work/$name.json" >"$golden/$name.json.gz"
-  echo "$name: $(wc -c <"$golden/$name.json.gz") bytes"
+  SEED_PFTRACE_IR="$work/$name.ir.json" "$python" "$seed/oracle.py" --window-dir "$window" \
+    --out "$work/$name.pftrace"
+  gzip -9 -n -c "$work/$name.ir.json" >"$golden/$name.pftrace-ir.json.gz"
+  echo "$name: $(wc -c <"$golden/$name.json.gz") + $(wc -c <"$golden/$name.pftrace-ir.json.gz") bytes"
 done <"$golden/cases.txt"

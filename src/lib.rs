@@ -11,8 +11,9 @@
 //!   -> file     : atomic write (temp + rename)
 //! ```
 //!
-//! `synth` writes realistic synthetic windows (tests, benches, the demo window); `cli` wires
-//! the stages for the binary and holds no logic of its own.
+//! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
+//! turns PyTorch profiler (Kineto) traces into windows; `cli` wires the stages for the binary
+//! and holds no logic of its own.
 
 pub mod error;
 pub mod schema;
@@ -30,6 +31,7 @@ pub mod sink;
 pub mod file;
 
 pub mod demo;
+pub mod import;
 pub mod synth;
 
 pub use error::{Error, Result};

@@ -43,7 +43,8 @@ pub static VIEWS: &[SqlObject] = &[
     sql_object!("views", "gpu_op_clamped"),
 ];
 
-/// The Chrome export's plans (`sql/export/`), in dependency order; one window only, so
+/// The export plans (`sql/export/`: `chrome_*` for the Chrome JSON, `pftrace_*` for the
+/// Perfetto protobuf), in dependency order; one window only, so
 /// they use no partition placeholders. They read `chrome_base`, `chrome_pm_sample` and the
 /// export functions, which `export::register_export` provides.
 pub static EXPORT: &[SqlObject] = &[
@@ -68,10 +69,19 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "chrome_overhead"),
     sql_object!("export", "chrome_cuda_sync"),
     sql_object!("export", "chrome_gpu_user_annotation"),
+    sql_object!("export", "_gpu_counter_sample"),
     sql_object!("export", "chrome_counter"),
     sql_object!("export", "chrome_cycle_counter"),
     sql_object!("export", "chrome_counter_process"),
     sql_object!("export", "chrome_trace_span"),
+    sql_object!("export", "_pftrace_render_row"),
+    sql_object!("export", "pftrace_render"),
+    sql_object!("export", "pftrace_lane"),
+    sql_object!("export", "_pftrace_launch_link"),
+    sql_object!("export", "pftrace_api"),
+    sql_object!("export", "pftrace_sync"),
+    sql_object!("export", "pftrace_overhead"),
+    sql_object!("export", "pftrace_counter_sample"),
 ];
 
 /// Every registered SQL object.

@@ -5,10 +5,12 @@ CREATE OR REPLACE VIEW _chrome_overhead_row AS
 SELECT
   -- overhead name, e.g. "CUPTI Instrumentation"
   o.name,
+  -- file order
+  o.ord,
   -- start and end, unix ns
   o.start_ns,
   o.end_ns
-FROM overhead o
+FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM overhead) o
 CROSS JOIN (
   SELECT COALESCE(max(end_ns), 0) AS last_end FROM (
     SELECT end_ns FROM kernel UNION ALL SELECT end_ns FROM gpu_memcpy

@@ -170,7 +170,7 @@ fn id_text(raw: &RawValue) -> Cow<'_, str> {
 }
 
 /// An integer from JSON text: `12`, `"12"` or `12.0`.
-fn parse_int(text: &str) -> Option<i64> {
+pub fn parse_int(text: &str) -> Option<i64> {
     let t = text.trim_matches('"');
     t.parse::<i64>().ok().or_else(|| {
         let ns = micros_text_to_ns(t)?;

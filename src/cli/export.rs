@@ -1,49 +1,80 @@
-//! `tracesql export`: a window as a Chrome trace (JSON, gzipped for `.gz`).
+//! `tracesql export`: a window as a Chrome trace (JSON, gzipped for `.gz`) or a Perfetto
+//! protobuf trace (`.pftrace`, gzipped).
 
 use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::bail;
 use clap::Args;
-use tracesql::export::{export_chrome, ExportConfig};
+use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig};
 
-/// Export a window as a Chrome trace JSON file (open it in Perfetto UI), equal to the
-/// reference exporter's: GPU ops, API calls, flows, syncs, counters and the CPU trace.
+/// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
+/// Perfetto UI), equal in content to the reference exporter's: GPU ops, API calls, flows,
+/// syncs, counters and the CPU trace.
 ///
-/// Example:
+/// Examples:
 ///   tracesql export --window runs/window_id=000042 --output trace.json.gz
+///   tracesql export --window runs/window_id=000042 --output trace.pftrace
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
     /// The window directory (with its cpu_trace.json.gz)
     #[arg(short, long, value_name = "DIR")]
     window: PathBuf,
-    /// The trace file to write (atomically); gzipped when it ends in .gz
+    /// The trace file to write (atomically): .pftrace for Perfetto protobuf, else Chrome
+    /// JSON (gzipped when it ends in .gz)
     #[arg(short, long, value_name = "FILE")]
     output: PathBuf,
-    /// traceName of the trace (default: the output path)
+    /// traceName of a Chrome trace (default: the output path)
     #[arg(long, value_name = "NAME")]
     trace_name: Option<String>,
-    /// Output format (only `chrome`; default from the extension)
+    /// Output format: chrome or pftrace (default from the extension)
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
+    /// gzip level of a .pftrace, 0-9
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    compression_level: u32,
+    /// .pftrace "arch" of the GPU (sm_XY; default from the CPU trace's deviceProperties)
+    #[arg(long, value_name = "sm_XY")]
+    arch: Option<String>,
+    /// .pftrace "process_id" (default: the traced process)
+    #[arg(long, value_name = "N")]
+    process_id: Option<i64>,
+    /// .pftrace "process_name" (default: the traced process's name, else python)
+    #[arg(long, value_name = "NAME")]
+    process_name: Option<String>,
 }
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
-    match args.format.as_deref() {
-        None | Some("chrome") => {}
-        Some(other) => bail!("unknown export format `{other}` (expected chrome)"),
-    }
+    let pftrace = match args.format.as_deref() {
+        None => args.output.to_string_lossy().contains(".pftrace"),
+        Some("chrome") => false,
+        Some("pftrace") => true,
+        Some(other) => bail!("unknown export format `{other}` (expected chrome or pftrace)"),
+    };
     let started = Instant::now();
-    let summary = export_chrome(&ExportConfig {
-        window: args.window,
-        output: args.output.clone(),
-        trace_name: args.trace_name,
-    })
-    .await?;
+    let summary = if pftrace {
+        export_pftrace(&PftraceConfig {
+            window: args.window,
+            output: args.output.clone(),
+            compression_level: args.compression_level,
+            arch: args.arch,
+            process_id: args.process_id,
+            process_name: args.process_name,
+        })
+        .await?
+    } else {
+        export_chrome(&ExportConfig {
+            window: args.window,
+            output: args.output.clone(),
+            trace_name: args.trace_name,
+        })
+        .await?
+    };
     eprintln!(
-        "wrote {} events to {} in {:.2} s",
+        "wrote {} {} to {} in {:.2} s",
         summary.events,
+        if pftrace { "packets" } else { "events" },
         args.output.display(),
         started.elapsed().as_secs_f64()
     );

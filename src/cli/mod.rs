@@ -2,6 +2,7 @@
 //! its own beyond choosing inputs and outputs.
 
 mod export;
+mod import;
 mod query;
 mod synth;
 mod tables;
@@ -27,6 +28,7 @@ enum Command {
     Export(export::ExportArgs),
     Tables(tables::TablesArgs),
     Synth(synth::SynthArgs),
+    Import(import::ImportArgs),
 }
 
 /// Run the command line; never panics on bad input.
@@ -48,6 +50,7 @@ pub fn main() -> ExitCode {
             Command::Export(args) => export::run(args).await,
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
+            Command::Import(args) => import::run(args),
         }
     });
     match result {

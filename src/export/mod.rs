@@ -5,6 +5,7 @@
 //! document equal to the reference exporter's (`merge_trace_window_into_chrome_trace`),
 //! written atomically, gzipped when the output name ends in `.gz`.
 
+mod pftrace;
 mod trace_doc;
 mod udf;
 
@@ -18,6 +19,7 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
+pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
@@ -213,7 +215,8 @@ pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i6
 }
 
 /// `chrome_pm_sample`: pm_sampling's metric columns (every column but start_ns and
-/// device_id, in file order) unpivoted to one row per sample and metric.
+/// device_id, in file order: `metric_index`) unpivoted to one row per sample and metric
+/// (`ord`: the row's place in the file).
 async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
     let schema = ctx.table("pm_sampling").await?.schema().as_arrow().clone();
     let selects: Vec<String> = schema
@@ -221,9 +224,11 @@ async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
         .iter()
         .map(|f| f.name())
         .filter(|n| *n != "start_ns" && *n != "device_id")
-        .map(|metric| {
+        .enumerate()
+        .map(|(index, metric)| {
             format!(
-                "SELECT device_id, start_ns, '{}' AS metric, CAST(\"{}\" AS DOUBLE) AS value \
+                "SELECT device_id, start_ns, '{}' AS metric, CAST(\"{}\" AS DOUBLE) AS value, \
+                 {index} AS metric_index, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord \
                  FROM pm_sampling",
                 metric.replace('\'', "''"),
                 metric.replace('"', "\"\"")
@@ -232,7 +237,8 @@ async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
         .collect();
     let body = if selects.is_empty() {
         "SELECT CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS start_ns, \
-         CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS DOUBLE) AS value WHERE false"
+         CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS DOUBLE) AS value, \
+         0 AS metric_index, CAST(0 AS BIGINT) AS ord WHERE false"
             .to_string()
     } else {
         selects.join(" UNION ALL ")
@@ -249,9 +255,14 @@ async fn stream_into<W: Write>(
     plan: &str,
     writer: &mut ChromeWriter<W>,
 ) -> Result<()> {
+    let started = std::time::Instant::now();
     let mut stream = ctx.table(plan).await?.execute_stream().await?;
     while let Some(batch) = stream.next().await {
         writer.write(&batch?)?;
+    }
+    // TRACESQL_PROFILE=1 prints each plan's wall time: where an export spends its time.
+    if std::env::var_os("TRACESQL_PROFILE").is_some() {
+        eprintln!("{plan}: {:.3} s", started.elapsed().as_secs_f64());
     }
     Ok(())
 }

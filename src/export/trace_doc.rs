@@ -73,6 +73,20 @@ impl<'a> TraceDoc<'a> {
             .ok_or_else(|| Error::Internal(format!("{}: no event {index}", self.path.display())))
     }
 
+    /// Every event of `traceEvents`, as JSON text, in trace order.
+    pub fn events(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.events.iter().map(|raw| raw.get())
+    }
+
+    /// The top-level member `key`, as JSON text.
+    pub fn member(&self, key: &str) -> Option<&'a str> {
+        self.members
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, raw)| raw.get())
+    }
+
     /// The members before and after `traceEvents` (key, JSON text), with `traceName` set to
     /// `trace_name_json` in place, or appended when the trace has none (as Python's dict
     /// assignment does). A trace without `traceEvents` gets it after its other members.

@@ -17,7 +17,6 @@ mod periodic;
 mod rng;
 mod sim;
 mod syncs;
-mod table;
 mod tables;
 #[cfg(test)]
 mod tests;
@@ -26,6 +25,7 @@ use std::ffi::OsString;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::window::writer as table;
 use crate::{Error, Result};
 
 /// What to generate.

@@ -6,6 +6,7 @@
 
 mod check;
 mod discover;
+pub mod writer;
 
 use std::path::{Path, PathBuf};
 

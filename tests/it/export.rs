@@ -13,18 +13,18 @@ use tracesql::export::{export_chrome, ExportConfig};
 
 use crate::support::*;
 
-struct Case {
-    name: String,
+pub(crate) struct Case {
+    pub name: String,
     seed: String,
     events: String,
     without: String,
 }
 
-fn golden_dir() -> PathBuf {
+pub(crate) fn golden_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden")
 }
 
-fn cases() -> Vec<Case> {
+pub(crate) fn cases() -> Vec<Case> {
     let text = std::fs::read_to_string(golden_dir().join("cases.txt")).unwrap();
     text.lines()
         .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
@@ -42,7 +42,7 @@ fn cases() -> Vec<Case> {
 }
 
 /// The case's window: the fixture, or `tracesql synth` run again with the case's settings.
-fn window_of(case: &Case, scratch: &Path) -> PathBuf {
+pub(crate) fn window_of(case: &Case, scratch: &Path) -> PathBuf {
     if case.seed == "fixture" {
         return Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures")

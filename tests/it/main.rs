@@ -4,6 +4,8 @@ mod archive;
 mod catalog;
 mod cli;
 mod export;
+mod import;
+mod perfetto;
 mod schema_errors;
 mod support;
 mod views;

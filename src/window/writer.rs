@@ -1,4 +1,6 @@
-//! Buffered, chunked Parquet writer for one table of a synthetic window (lazy file creation).
+//! Stage `window`, write side: a buffered, chunked Parquet writer for one table of a window
+//! (canonical columns in file types, the format's key-value metadata, lazy file creation).
+//! In: rows of cells. Out: `<table>.parquet`. The synthetic generator and the importers use it.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -69,7 +71,7 @@ impl Col {
             (Col::U64(b), V::N) => b.append_null(),
             (Col::F64(b), V::N) => b.append_null(),
             (Col::Str(b), V::N) => b.append_null(),
-            (_, v) => panic!("synth: cell {v:?} does not fit its column"),
+            (_, v) => panic!("table writer: cell {v:?} does not fit its column"),
         }
     }
 
@@ -110,7 +112,7 @@ fn wants_dictionary(name: &str, ty: ColType) -> bool {
     }
 }
 
-/// One table: its kept columns (a subset of the canonical spec plus extra metric columns),
+/// One table: its kept columns (a subset of the canonical spec plus extra columns),
 /// a row buffer, and the Parquet writer, opened on the first flushed row.
 pub struct Table {
     pub name: &'static str,
@@ -128,7 +130,7 @@ pub struct Table {
 
 impl Table {
     /// A table of the canonical spec `name`, without the columns in `skip`, plus `extra`
-    /// columns appended (pm_sampling metrics). `push` takes a value for every spec column
+    /// columns appended (pm_sampling metrics, an importer's source names). `push` takes a value for every spec column
     /// (in spec order) followed by one per extra column.
     pub fn new(
         dir: &Path,
@@ -137,7 +139,7 @@ impl Table {
         skip: &[&str],
         extra: &[(&'static str, ColType)],
     ) -> Self {
-        let spec = table_spec(name).expect("synth writes canonical tables only");
+        let spec = table_spec(name).expect("windows hold canonical tables only");
         let mut fields = Vec::new();
         let mut slots = Vec::new();
         let mut cols = Vec::new();

@@ -1,0 +1,28 @@
+-- pftrace_api: the runtime and driver slices of the .pftrace export: the calls chrome draws
+-- (_chrome_api_row, same thread join), in processing order, each launch with the render
+-- stages of its correlation (_pftrace_launch_link). Launches are the kernel launches, any
+-- cudaMemcpy*/cudaMemset*, cudaGraphLaunch, and the driver's cuLaunchKernel(Ex).
+CREATE OR REPLACE VIEW pftrace_api AS
+SELECT
+  -- processing order: runtime rows, then driver rows, each in file order
+  a.pos,
+  -- 'cuda_runtime' or 'cuda_driver' (the group and the category)
+  a.cat,
+  a.name,
+  a.cbid,
+  a.start_ns,
+  a.end_ns,
+  -- the CPU process and thread the call is drawn on
+  a.process_id,
+  a.tid,
+  a.correlation_id,
+  -- render-stage event ids of a launch (NULL: none)
+  CASE WHEN (a.cat = 'cuda_runtime'
+             AND (a.name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
+                             'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',
+                             'cudaGraphLaunch')
+                  OR starts_with(a.name, 'cudaMemcpy') OR starts_with(a.name, 'cudaMemset')))
+         OR (a.cat = 'cuda_driver' AND a.name IN ('cuLaunchKernel', 'cuLaunchKernelEx'))
+       THEN l.event_ids END AS gpu_correlation
+FROM _chrome_api_row a
+LEFT JOIN _pftrace_launch_link l ON l.correlation_id = a.correlation_id

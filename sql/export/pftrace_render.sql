@@ -1,0 +1,60 @@
+-- pftrace_render: one GpuRenderStageEvent per _pftrace_render_row, in event_id order, with
+-- what the encoder needs besides the row: the per-lane overlap clamp (a window over the
+-- (gpu, lane) partition: each op ends no later than the next op's start on its lane;
+-- Annotation rows keep their full extent, as the depth-0 parent), the hardware-queue lane
+-- (100 + rank of the lane number among all lanes, as the reference ranks them: by lane
+-- number alone, across GPUs), and the graph dependencies it waits on: its graph_deps
+-- predecessors (in list order) that ran in the same replay (correlation id; a node's later
+-- row wins), as event ids.
+CREATE OR REPLACE VIEW pftrace_render AS
+SELECT
+  r.event_id,
+  r.stage_iid,
+  -- start, unix ns
+  r.ts,
+  -- clamped duration, ns
+  CASE WHEN r.stage_iid = 4 THEN r.dur
+       ELSE greatest(r.ts, least(r.ts + r.dur, COALESCE(r.next_ts, 9223372036854775807))) - r.ts
+  END AS dur,
+  -- gpu_id
+  r.device_id,
+  -- hw_queue_iid: the lane's gpu_specifications iid
+  99 + CAST(DENSE_RANK() OVER (ORDER BY r.lane) AS BIGINT) AS hw_queue_iid,
+  -- event ids this op waits on (NULL: none)
+  w.waits,
+  r.name,
+  r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z,
+  r.registers_per_thread,
+  r.dynamic_shared_memory,
+  -- numeric extra_data sources ("stream id" is the raw CUDA stream, not the lane)
+  r.context_id,
+  r.stream_id,
+  r.correlation_id,
+  r.priority, r.queued, r.channel, r.channel_type, r.graph_id,
+  -- "graph node id": the lower 32 bits
+  r.graph_node_id & 4294967295 AS graph_node_id_low,
+  r.bytes, r.value, r.memory_kind,
+  -- spread sources
+  r.annotation,
+  r.metadata,
+  r.host_fn,
+  r.host_fn_addr
+FROM (
+  SELECT *,
+    LEAD(ts) OVER (PARTITION BY stage_iid = 4, device_id, lane & 4294967295
+                   ORDER BY ts, event_id) AS next_ts
+  FROM _pftrace_render_row
+) r
+LEFT JOIN (
+  SELECT o.event_id, array_agg(m.event_id ORDER BY d.pred_ordinal) AS waits
+  FROM _pftrace_render_row o
+  JOIN graph_deps d ON d.node_id = o.graph_node_id AND d.pred_node_id IS NOT NULL
+  JOIN (
+    SELECT correlation_id, graph_node_id, max(event_id) AS event_id
+    FROM _pftrace_render_row
+    WHERE graph_node_id <> 0
+    GROUP BY correlation_id, graph_node_id
+  ) m ON m.correlation_id = o.correlation_id AND m.graph_node_id = d.pred_node_id
+  WHERE o.graph_node_id <> 0
+  GROUP BY o.event_id
+) w ON w.event_id = r.event_id

@@ -1,0 +1,66 @@
+//! Column access for the pftrace plans' batches: any integer or text type, by name.
+
+use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int64Type};
+
+use crate::error::Error;
+use crate::Result;
+
+fn column<'b>(batch: &'b RecordBatch, name: &str) -> Result<&'b dyn Array> {
+    batch
+        .column_by_name(name)
+        .map(|c| c.as_ref())
+        .ok_or_else(|| Error::Internal(format!("pftrace plan has no column `{name}`")))
+}
+
+/// Column `name` as Int64 (NULL read as 0 by [`int`]).
+pub fn ints(batch: &RecordBatch, name: &str) -> Result<Int64Array> {
+    let c = cast(column(batch, name)?, &DataType::Int64)?;
+    Ok(c.as_primitive::<Int64Type>().clone())
+}
+
+/// Column `name` as Utf8.
+pub fn texts(batch: &RecordBatch, name: &str) -> Result<StringArray> {
+    let c = cast(column(batch, name)?, &DataType::Utf8)?;
+    Ok(c.as_string::<i32>().clone())
+}
+
+/// Column `name` as booleans.
+pub fn bools(batch: &RecordBatch, name: &str) -> Result<Vec<bool>> {
+    let c = cast(column(batch, name)?, &DataType::Boolean)?;
+    let b = c.as_boolean();
+    Ok((0..b.len()).map(|i| b.is_valid(i) && b.value(i)).collect())
+}
+
+/// Column `name`, a list of integers, as one Vec per row (NULL: empty).
+pub fn id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
+    let c = column(batch, name)?;
+    let list = cast(c, &DataType::new_list(DataType::Int64, true))?;
+    let list = list.as_list::<i32>();
+    Ok((0..list.len())
+        .map(|i| {
+            if list.is_null(i) {
+                return Vec::new();
+            }
+            let v = list.value(i);
+            v.as_primitive::<Int64Type>()
+                .iter()
+                .flatten()
+                .map(|x| x as u64)
+                .collect()
+        })
+        .collect())
+}
+
+pub fn int(a: &Int64Array, i: usize) -> i64 {
+    if a.is_null(i) {
+        0
+    } else {
+        a.value(i)
+    }
+}
+
+pub fn text(a: &StringArray, i: usize) -> Option<&str> {
+    (!a.is_null(i)).then(|| a.value(i))
+}

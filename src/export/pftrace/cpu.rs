@@ -1,0 +1,126 @@
+//! The Kineto CPU trace as the .pftrace export reads it: `M` names for the tracks, and the
+//! `X` events drawn as CPU slices (all but the categories the window itself supplies).
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::tracks::{py_str, Id, Tracks};
+use crate::export::TraceDoc;
+
+/// Categories that are not CPU slices: the profiler's own, and what the window draws.
+const NON_CPU_CATS: &[&str] = &[
+    "Trace",
+    "kernel",
+    "gpu_memcpy",
+    "gpu_memset",
+    "gpu_user_annotation",
+    "cuda_runtime",
+    "cuda_driver",
+    "cuda_sync",
+    "overhead",
+    "graph_event_node",
+    "graph_host_node",
+];
+
+#[derive(Deserialize)]
+struct Event<'a> {
+    #[serde(default)]
+    ph: Option<Value>,
+    #[serde(default)]
+    cat: Option<Value>,
+    #[serde(default)]
+    name: Option<Value>,
+    #[serde(default)]
+    pid: Option<Value>,
+    #[serde(default)]
+    tid: Option<Value>,
+    #[serde(default)]
+    ts: Option<Value>,
+    #[serde(default)]
+    dur: Option<Value>,
+    #[serde(borrow, default)]
+    args: Option<&'a RawValue>,
+}
+
+/// One CPU slice.
+pub struct CpuSlice<'a> {
+    pub ts: i64,
+    pub end: i64,
+    pub uuid: u64,
+    pub name: String,
+    pub cat: String,
+    /// the args object as JSON text, when non-empty
+    pub args: Option<&'a str>,
+}
+
+fn as_f64(v: Option<&Value>) -> f64 {
+    v.and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// Read the track names of the `M` events into `tracks`, then register and return the CPU
+/// slices in trace order (times: base + round-half-even(µs × 1000), in f64 as numpy does).
+pub fn cpu_slices<'a>(doc: &TraceDoc<'a>, base_ns: i64, tracks: &mut Tracks) -> Vec<CpuSlice<'a>> {
+    let events: Vec<Event<'a>> = doc
+        .events()
+        .filter_map(|text| serde_json::from_str::<Event>(text).ok())
+        .collect();
+    let name_arg = |args: Option<&RawValue>| -> String {
+        args.and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
+            .and_then(|v| v.get("name").cloned())
+            .map(|v| match v {
+                Value::String(s) => s,
+                other => py_str(Some(&other)),
+            })
+            .unwrap_or_default()
+    };
+    for e in &events {
+        if e.ph.as_ref().and_then(Value::as_str) != Some("M") {
+            continue;
+        }
+        match e.name.as_ref().and_then(Value::as_str) {
+            Some("process_name") => {
+                let pid = Id::from_json(e.pid.as_ref());
+                tracks.process_names.insert(pid, name_arg(e.args));
+            }
+            Some("thread_name") => {
+                let key = (Id::from_json(e.pid.as_ref()), Id::from_json(e.tid.as_ref()));
+                tracks.thread_names.insert(key, name_arg(e.args));
+            }
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for e in &events {
+        if e.ph.as_ref().and_then(Value::as_str) != Some("X") {
+            continue;
+        }
+        if let Some(cat) = e.cat.as_ref().and_then(Value::as_str) {
+            if NON_CPU_CATS.contains(&cat) {
+                continue;
+            }
+        }
+        let ts = base_ns + (as_f64(e.ts.as_ref()) * 1000.0).round_ties_even() as i64;
+        let end = ts + (as_f64(e.dur.as_ref()) * 1000.0).round_ties_even() as i64;
+        let uuid = tracks.thread(
+            &Id::from_json(e.pid.as_ref()),
+            &Id::from_json(e.tid.as_ref()),
+            "",
+            "",
+        );
+        let args = e.args.map(RawValue::get).filter(|a| {
+            a.starts_with('{')
+                && serde_json::from_str::<Value>(a)
+                    .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+        });
+        out.push(CpuSlice {
+            ts,
+            end,
+            uuid,
+            name: e.name.as_ref().map_or(String::new(), |v| py_str(Some(v))),
+            cat: e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v))),
+            args,
+        });
+    }
+    out
+}

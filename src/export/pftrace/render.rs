@@ -1,0 +1,422 @@
+//! The GPU half of the .pftrace export: render stages (pftrace_render, pftrace_lane) and
+//! counter samples (pftrace_counter_sample), their interned tables, and the trace-wide
+//! extras; both stream from their plans into the sink.
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use datafusion::prelude::SessionContext;
+use futures::StreamExt;
+use serde_json::{Map, Value};
+
+use super::columns::{id_lists, int, ints, text, texts};
+use super::tracks::{Id, Tracks};
+use super::{collect, PftraceConfig};
+use crate::error::Error;
+use crate::export::TraceDoc;
+use crate::sink::perfetto::{self, CounterDescriptor, Interned, PftraceWriter, RenderStage};
+use crate::Result;
+
+/// The render stages (iid, name, category): Kernel is COMPUTE (2), the rest OTHER.
+const STAGES: &[(u64, &str, i32)] = &[
+    (1, "Kernel", 2),
+    (2, "Memcpy", 0),
+    (3, "Memset", 0),
+    (4, "Annotation", 0),
+    (5, "EventRecord", 0),
+    (6, "HostNode", 0),
+];
+
+/// ComputeKernelLaunch argument names (InternedComputeArgName iid = index + 1).
+const ARG_NAMES: &[&str] = &["registers_per_thread", "shared_mem_dynamic", "thread_count"];
+
+/// What the render rows need from interning.
+pub struct RenderTables {
+    present: bool,
+    /// name -> (event name iid, compute kernel iid)
+    names: HashMap<String, (u64, u64)>,
+}
+
+/// Intern the render stages' tables: stage and lane specs, the graphics context, compute
+/// kernels and their names (appended to the event names), the launch argument names.
+pub async fn prepare(
+    ctx: &SessionContext,
+    interned: &mut Interned,
+    intern: &mut dyn FnMut(&str, &mut Vec<String>) -> u64,
+    gfx_pid: i32,
+) -> Result<RenderTables> {
+    let lanes = collect(
+        ctx,
+        "SELECT iid, lane, lane_name FROM pftrace_lane ORDER BY iid",
+    )
+    .await?;
+    let mut lane_rows = Vec::new();
+    for batch in &lanes {
+        let (iid, lane, name) = (
+            ints(batch, "iid")?,
+            ints(batch, "lane")?,
+            texts(batch, "lane_name")?,
+        );
+        for i in 0..batch.num_rows() {
+            lane_rows.push((
+                int(&iid, i) as u64,
+                int(&lane, i),
+                text(&name, i).map(str::to_string),
+            ));
+        }
+    }
+    let mut tables = RenderTables {
+        present: !lane_rows.is_empty(),
+        names: HashMap::new(),
+    };
+    if !tables.present {
+        return Ok(tables);
+    }
+    let width = lane_rows
+        .iter()
+        .map(|(_, lane, _)| *lane)
+        .max()
+        .map_or(1, |m| m.to_string().len());
+    interned.gpu_specs = STAGES
+        .iter()
+        .map(|(iid, name, cat)| (*iid, name.to_string(), *cat))
+        .collect();
+    for (iid, lane, name) in lane_rows {
+        let label = name.unwrap_or_else(|| format!("stream {lane}"));
+        interned
+            .gpu_specs
+            .push((iid, format!("[{lane:0width$}] {label}"), 0));
+    }
+    interned.graphics_pid = Some(gfx_pid);
+    let names = collect(
+        ctx,
+        "SELECT name FROM _pftrace_render_row WHERE name IS NOT NULL AND name <> '' \
+         GROUP BY name ORDER BY min(event_id)",
+    )
+    .await?;
+    for batch in &names {
+        let col = texts(batch, "name")?;
+        for i in 0..batch.num_rows() {
+            let name = text(&col, i).unwrap_or_default().to_string();
+            interned.compute_kernels.push(name.clone());
+            let kernel = interned.compute_kernels.len() as u64;
+            let event = intern(&name, &mut interned.event_names);
+            tables.names.insert(name, (event, kernel));
+        }
+    }
+    interned.compute_arg_names = ARG_NAMES.iter().map(|s| s.to_string()).collect();
+    Ok(tables)
+}
+
+/// The trace-wide extras on every render stage: arch (`--arch`, else the first render row's
+/// device in the CPU trace's deviceProperties), process id and process name.
+pub async fn constant_extras(
+    config: &PftraceConfig,
+    doc: &TraceDoc<'_>,
+    ctx: &SessionContext,
+    tracks: &Tracks,
+    api_pid: Option<i64>,
+) -> Result<Vec<(&'static str, String)>> {
+    let mut out = Vec::new();
+    let arch = match &config.arch {
+        Some(a) => Some(a.clone()),
+        None => {
+            let first = collect(
+                ctx,
+                "SELECT device_id FROM _pftrace_render_row ORDER BY event_id LIMIT 1",
+            )
+            .await?;
+            let device = first
+                .iter()
+                .find(|b| b.num_rows() > 0)
+                .map(|b| ints(b, "device_id").map(|c| int(&c, 0)))
+                .transpose()?
+                .unwrap_or(0);
+            device_arch(doc, device)
+        }
+    };
+    if let Some(arch) = arch {
+        out.push(("arch", arch));
+    }
+    let pid = config
+        .process_id
+        .or(api_pid)
+        .unwrap_or(std::process::id() as i64);
+    out.push(("process_id", pid.to_string()));
+    let name = config.process_name.clone().unwrap_or_else(|| {
+        tracks
+            .process_names
+            .get(&Id::Int(pid))
+            .filter(|n| !n.is_empty())
+            .cloned()
+            .unwrap_or_else(|| "python".into())
+    });
+    out.push(("process_name", name));
+    Ok(out)
+}
+
+/// `sm_<major><minor>` of `device` from the Kineto trace's `deviceProperties`.
+fn device_arch(doc: &TraceDoc<'_>, device: i64) -> Option<String> {
+    let props: Value = serde_json::from_str(doc.member("deviceProperties")?).ok()?;
+    let dev = props
+        .as_array()?
+        .iter()
+        .find(|d| d.get("id").and_then(Value::as_i64) == Some(device))?;
+    let major = dev.get("computeMajor")?.as_i64()?;
+    let minor = dev.get("computeMinor")?.as_i64()?;
+    Some(format!("sm_{major}{minor}"))
+}
+
+/// The JSON object spread onto a render stage's extra_data: the graph annotation's members
+/// (a dict, or a list of dicts; a plain string is "annotation"), the metadata object's
+/// members, a host node's callback name and address. None when empty.
+fn spread_blob(
+    annotation: Option<&str>,
+    metadata: Option<&str>,
+    host_fn: Option<&str>,
+    host_fn_addr: i64,
+) -> Option<String> {
+    let mut merged = Map::new();
+    if let Some(Ok(value)) = annotation.map(serde_json::from_str::<Value>) {
+        let items = match value {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for item in items {
+            match item {
+                Value::Object(map) => merged.extend(map),
+                Value::String(s) => {
+                    merged.entry("annotation").or_insert(Value::String(s));
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(Ok(Value::Object(map))) = metadata.map(serde_json::from_str::<Value>) {
+        merged.extend(map);
+    }
+    if let Some(f) = host_fn.filter(|f| !f.is_empty()) {
+        merged.insert("host fn".into(), Value::String(f.into()));
+    }
+    if host_fn_addr != 0 {
+        let hex = if host_fn_addr < 0 {
+            format!("-{:#x}", host_fn_addr.unsigned_abs())
+        } else {
+            format!("{host_fn_addr:#x}")
+        };
+        merged.insert("host fn addr".into(), Value::String(hex));
+    }
+    (!merged.is_empty()).then(|| Value::Object(merged).to_string())
+}
+
+/// Stream pftrace_render into `w`, one GpuRenderStageEvent per row.
+pub async fn write_render<W: Write>(
+    ctx: &SessionContext,
+    tables: &RenderTables,
+    extras: &[(&'static str, String)],
+    w: &mut PftraceWriter<W>,
+) -> Result<()> {
+    if !tables.present {
+        return Ok(());
+    }
+    let constant: Vec<(&str, &str)> = extras.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let mut stream = ctx
+        .sql("SELECT * FROM pftrace_render ORDER BY event_id")
+        .await?
+        .execute_stream()
+        .await?;
+    const SKIP_ZERO: &[(&str, &str)] = &[
+        ("correlation", "correlation_id"),
+        ("priority", "priority"),
+        ("queued", "queued"),
+        ("channel", "channel"),
+        ("channel_type", "channel_type"),
+        ("graph id", "graph_id"),
+        ("graph node id", "graph_node_id_low"),
+        ("bytes", "bytes"),
+        ("value", "value"),
+        ("memory kind", "memory_kind"),
+    ];
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let c = |n: &str| ints(&batch, n);
+        let (event_id, stage, ts, dur) = (c("event_id")?, c("stage_iid")?, c("ts")?, c("dur")?);
+        let (device, hw, context, stream_id) = (
+            c("device_id")?,
+            c("hw_queue_iid")?,
+            c("context_id")?,
+            c("stream_id")?,
+        );
+        let dims: Vec<_> = [
+            "grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z",
+        ]
+        .iter()
+        .map(|n| c(n))
+        .collect::<Result<_>>()?;
+        let (regs, shared) = (c("registers_per_thread")?, c("dynamic_shared_memory")?);
+        let skip: Vec<_> = SKIP_ZERO
+            .iter()
+            .map(|(k, col)| c(col).map(|a| (*k, a)))
+            .collect::<Result<_>>()?;
+        let names = texts(&batch, "name")?;
+        let (annotation, metadata, host_fn) = (
+            texts(&batch, "annotation")?,
+            texts(&batch, "metadata")?,
+            texts(&batch, "host_fn")?,
+        );
+        let host_fn_addr = c("host_fn_addr")?;
+        let waits = id_lists(&batch, "waits")?;
+        for (i, waits) in waits.iter().enumerate() {
+            let (name_iid, kernel_iid) = text(&names, i)
+                .and_then(|n| tables.names.get(n))
+                .copied()
+                .unwrap_or((0, 0));
+            let d: Vec<i64> = dims.iter().map(|a| int(a, i)).collect();
+            let launch = (d[0] > 0).then_some(([d[0], d[1], d[2]], [d[3], d[4], d[5]]));
+            let args = [
+                (1, int(&regs, i)),
+                (2, int(&shared, i)),
+                (3, d[3] * d[4] * d[5]),
+            ];
+            let mut numeric = vec![
+                ("device id", int(&device, i)),
+                ("context id", int(&context, i)),
+                ("stream id", int(&stream_id, i)),
+            ];
+            numeric.extend(
+                skip.iter()
+                    .map(|(k, a)| (*k, int(a, i)))
+                    .filter(|(_, v)| *v != 0),
+            );
+            let blob = spread_blob(
+                text(&annotation, i),
+                text(&metadata, i),
+                text(&host_fn, i),
+                int(&host_fn_addr, i),
+            );
+            let packet = perfetto::render_stage(&RenderStage {
+                ts: int(&ts, i),
+                event_id: int(&event_id, i) as u64,
+                duration: int(&dur, i),
+                gpu_id: int(&device, i),
+                hw_queue_iid: int(&hw, i) as u64,
+                stage_iid: int(&stage, i) as u64,
+                name_iid,
+                waits,
+                launch,
+                kernel_iid,
+                launch_args: &args,
+                numeric: &numeric,
+                constant: &constant,
+                json: blob.as_deref(),
+            });
+            w.write(&packet)
+                .map_err(|e| Error::io("pftrace output", e))?;
+        }
+    }
+    Ok(())
+}
+
+/// What the counter samples need from interning: each GPU's descriptor iid.
+pub struct CounterTables {
+    iid_of_gpu: HashMap<i64, u64>,
+}
+
+/// Intern the counter descriptors: one per GPU (iid by first sample, written in gpu order),
+/// each with every spec and the COMPUTE group.
+pub async fn prepare_counters(
+    ctx: &SessionContext,
+    interned: &mut Interned,
+) -> Result<CounterTables> {
+    let specs = collect(
+        ctx,
+        "SELECT counter_id, name, bool_or(is_compute) AS compute FROM pftrace_counter_sample \
+         GROUP BY counter_id, name ORDER BY counter_id",
+    )
+    .await?;
+    for batch in &specs {
+        let (id, name) = (ints(batch, "counter_id")?, texts(batch, "name")?);
+        let compute = super::columns::bools(batch, "compute")?;
+        for (i, compute) in compute.into_iter().enumerate() {
+            let id = int(&id, i) as u32;
+            interned
+                .counter_specs
+                .push((id, text(&name, i).unwrap_or_default().to_string()));
+            if compute {
+                interned.compute_group.push(id);
+            }
+        }
+    }
+    let gpus = collect(
+        ctx,
+        "SELECT device_id, min(pos) AS first FROM pftrace_counter_sample GROUP BY device_id \
+         ORDER BY first",
+    )
+    .await?;
+    let mut iid_of_gpu = HashMap::new();
+    for batch in &gpus {
+        let dev = ints(batch, "device_id")?;
+        for i in 0..batch.num_rows() {
+            let iid = iid_of_gpu.len() as u64 + 1;
+            iid_of_gpu.insert(int(&dev, i), iid);
+        }
+    }
+    let mut descriptors: Vec<_> = iid_of_gpu.iter().map(|(g, iid)| (*g, *iid)).collect();
+    descriptors.sort_unstable();
+    interned.counter_descriptors = descriptors
+        .into_iter()
+        .map(|(gpu, iid)| CounterDescriptor {
+            iid,
+            gpu_id: gpu as i32,
+        })
+        .collect();
+    Ok(CounterTables { iid_of_gpu })
+}
+
+/// Stream pftrace_counter_sample into `w`, one GpuCounterEvent per sample.
+pub async fn write_counters<W: Write>(
+    ctx: &SessionContext,
+    tables: &CounterTables,
+    w: &mut PftraceWriter<W>,
+) -> Result<()> {
+    let mut stream = ctx
+        .sql("SELECT * FROM pftrace_counter_sample ORDER BY pos")
+        .await?
+        .execute_stream()
+        .await?;
+    while let Some(batch) = stream.next().await {
+        let batch = batch?;
+        let (ts, dev, id) = (
+            ints(&batch, "start_ns")?,
+            ints(&batch, "device_id")?,
+            ints(&batch, "counter_id")?,
+        );
+        let value = datafusion::arrow::compute::cast(
+            batch
+                .column_by_name("value")
+                .ok_or_else(|| Error::Internal("pftrace_counter_sample has no value".into()))?,
+            &datafusion::arrow::datatypes::DataType::Float64,
+        )?;
+        let value = datafusion::arrow::array::AsArray::as_primitive::<
+            datafusion::arrow::datatypes::Float64Type,
+        >(&value);
+        let compute = super::columns::bools(&batch, "is_compute")?;
+        for (i, is_int) in compute.into_iter().enumerate() {
+            let v = if datafusion::arrow::array::Array::is_null(value, i) {
+                f64::NAN
+            } else {
+                value.value(i)
+            };
+            let packet = perfetto::counter_sample(
+                int(&ts, i),
+                tables.iid_of_gpu[&int(&dev, i)],
+                int(&id, i) as u32,
+                v,
+                is_int,
+            );
+            w.write(&packet)
+                .map_err(|e| Error::io("pftrace output", e))?;
+        }
+    }
+    Ok(())
+}

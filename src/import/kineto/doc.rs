@@ -1,0 +1,332 @@
+//! Read a Kineto trace: the file's bytes (gunzipped when they start with gzip's magic), its
+//! top-level members in order as raw JSON text, and `traceEvents` as one raw text per event.
+//! Nothing is re-encoded: what is not mapped into the window is copied out as written.
+
+use std::borrow::Cow;
+use std::io::Read;
+use std::path::Path;
+
+use serde::de::{self, Deserializer, MapAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::catalog::cpu_trace::parse_int;
+use crate::error::Error;
+use crate::Result;
+
+/// A top-level member of the trace: its key, and its value as written.
+pub enum Member<'a> {
+    Raw(String, &'a RawValue),
+    /// Where `traceEvents` stood among the members.
+    Events,
+}
+
+/// A parsed trace, borrowing its decompressed bytes.
+pub struct Doc<'a> {
+    pub path: &'a Path,
+    pub members: Vec<Member<'a>>,
+    pub events: Vec<&'a RawValue>,
+    /// `baseTimeNanoseconds`, when the trace has it.
+    pub base_ns: Option<i64>,
+}
+
+/// The bytes of the trace at `path`, decompressed when gzipped.
+pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
+    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    if !raw.starts_with(&[0x1f, 0x8b]) {
+        return Ok(raw);
+    }
+    // gzip's trailer holds the uncompressed size modulo 2^32: one allocation of the right size.
+    let hint = raw
+        .len()
+        .checked_sub(4)
+        .map(|at| u32::from_le_bytes(raw[at..].try_into().expect("4 bytes")) as usize)
+        .filter(|n| *n >= raw.len())
+        .unwrap_or(raw.len() * 8);
+    let mut out = Vec::with_capacity(hint + 1);
+    flate2::read::MultiGzDecoder::new(&raw[..])
+        .read_to_end(&mut out)
+        .map_err(|e| Error::BadCpuTrace {
+            file: path.to_path_buf(),
+            reason: format!("cannot gunzip ({e})"),
+        })?;
+    Ok(out)
+}
+
+impl<'a> Doc<'a> {
+    /// Parse the top level of a trace; errors name the file and the byte offset.
+    pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let parsed = (&mut de)
+            .deserialize_map(DocVisitor)
+            .and_then(|doc| de.end().map(|()| doc))
+            .map_err(|e| json_error(bytes, path, &e))?;
+        let (members, events) = parsed;
+        let bad = |reason: String| Error::BadCpuTrace {
+            file: path.to_path_buf(),
+            reason,
+        };
+        let events =
+            events.ok_or_else(|| bad("no traceEvents list (not a Kineto trace?)".into()))?;
+        let mut base_ns = None;
+        for member in &members {
+            if let Member::Raw(key, raw) = member {
+                if key == "baseTimeNanoseconds" {
+                    let value = parse_int(raw.get()).ok_or_else(|| {
+                        bad(format!(
+                            "baseTimeNanoseconds {} is not an integer",
+                            raw.get()
+                        ))
+                    })?;
+                    base_ns = Some(value);
+                }
+            }
+        }
+        Ok(Doc {
+            path,
+            members,
+            events,
+            base_ns,
+        })
+    }
+
+    /// The raw value of top-level member `key` (the last one when repeated).
+    pub fn member(&self, key: &str) -> Option<&'a RawValue> {
+        self.members.iter().rev().find_map(|m| match m {
+            Member::Raw(k, raw) if k == key => Some(*raw),
+            _ => None,
+        })
+    }
+
+    /// `distributedInfo.rank`, when the trace has an integer one.
+    pub fn rank(&self) -> Option<i64> {
+        #[derive(serde::Deserialize)]
+        struct Info<'b> {
+            #[serde(borrow, default)]
+            rank: Option<&'b RawValue>,
+        }
+        let info: Info = serde_json::from_str(self.member("distributedInfo")?.get()).ok()?;
+        parse_int(info.rank?.get())
+    }
+}
+
+/// A JSON error as one line: the parser's reason and where, as a byte offset.
+fn json_error(bytes: &[u8], path: &Path, e: &serde_json::Error) -> Error {
+    let reason = e.to_string();
+    let reason = match reason.rfind(" at line ") {
+        Some(at) => reason[..at].to_string(),
+        None => reason,
+    };
+    let offset = byte_offset(bytes, e.line(), e.column());
+    let reason = if e.is_eof() {
+        format!(
+            "truncated JSON: {reason} (input ends at byte {})",
+            bytes.len()
+        )
+    } else {
+        format!(
+            "invalid JSON at byte {offset} (line {}, column {}): {reason}",
+            e.line(),
+            e.column()
+        )
+    };
+    Error::BadCpuTrace {
+        file: path.to_path_buf(),
+        reason,
+    }
+}
+
+/// The byte offset of serde_json's 1-based line and column (column counts bytes).
+fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
+    let mut start = 0;
+    for _ in 1..line {
+        match bytes[start..].iter().position(|b| *b == b'\n') {
+            Some(i) => start += i + 1,
+            None => break,
+        }
+    }
+    (start + column.saturating_sub(1)).min(bytes.len())
+}
+
+type Parsed<'a> = (Vec<Member<'a>>, Option<Vec<&'a RawValue>>);
+
+struct DocVisitor;
+
+impl<'de> Visitor<'de> for DocVisitor {
+    type Value = Parsed<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kineto trace (a JSON object with traceEvents)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut members = Vec::new();
+        let mut events = None;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            if key == "traceEvents" {
+                if events.is_some() {
+                    return Err(de::Error::custom("traceEvents appears twice"));
+                }
+                events = Some(map.next_value::<Vec<&'de RawValue>>()?);
+                members.push(Member::Events);
+            } else {
+                members.push(Member::Raw(key.into_owned(), map.next_value()?));
+            }
+        }
+        Ok((members, events))
+    }
+}
+
+/// The fields of one event the importer looks at; the rest stays in its raw text.
+#[derive(Default, serde::Deserialize)]
+pub struct Event<'a> {
+    #[serde(borrow, default)]
+    pub ph: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub cat: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub pid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub tid: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub ts: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub dur: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub args: Option<&'a RawValue>,
+}
+
+impl<'a> Event<'a> {
+    /// The fields of `raw`; None when it is not an object of distinct keys.
+    pub fn parse(raw: &'a RawValue) -> Option<Self> {
+        serde_json::from_str(raw.get()).ok()
+    }
+}
+
+/// An event's `args` members in order (key, raw value); empty when absent or not an object.
+pub struct Args<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Args<'a> {
+    pub fn parse(raw: Option<&'a RawValue>) -> Self {
+        struct ArgsVisitor;
+        impl<'de> Visitor<'de> for ArgsVisitor {
+            type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(out)
+            }
+        }
+        let members = raw.and_then(|raw| {
+            let mut de = serde_json::Deserializer::from_str(raw.get());
+            de.deserialize_map(ArgsVisitor).ok()
+        });
+        Args(members.unwrap_or_default())
+    }
+
+    /// The raw value of `key` (the last one when repeated).
+    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+        self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+    }
+
+    /// The integer value of `key`.
+    pub fn int(&self, key: &str) -> Option<i64> {
+        self.get(key).and_then(|raw| parse_int(raw.get()))
+    }
+
+    /// The string value of `key`.
+    pub fn text(&self, key: &str) -> Option<Cow<'a, str>> {
+        self.get(key)
+            .and_then(|raw| serde_json::from_str::<Cow<'a, str>>(raw.get()).ok())
+    }
+
+    /// `External id`, or the older spelling `external id`.
+    pub fn external_id(&self) -> Option<i64> {
+        self.int("External id").or_else(|| self.int("external id"))
+    }
+
+    /// The members whose keys are not in `mapped`, as a JSON object's text; None when none.
+    pub fn rest_as_object(&self, mapped: &[&str]) -> Option<String> {
+        let mut out = String::new();
+        for (key, value) in &self.0 {
+            if mapped.contains(&key.as_ref()) {
+                continue;
+            }
+            out.push(if out.is_empty() { '{' } else { ',' });
+            out.push_str(&serde_json::to_string(key.as_ref()).expect("a string encodes"));
+            out.push(':');
+            out.push_str(value.get());
+        }
+        (!out.is_empty()).then(|| out + "}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn members_keep_their_order_and_events_their_text() {
+        let text = br#"{"a": 1, "traceEvents": [ {"ph": "X",  "ts": 1.5} , {"ph":"M"}], "z": [2]}"#;
+        let doc = Doc::parse(text, Path::new("t.json")).unwrap();
+        let keys: Vec<&str> = doc
+            .members
+            .iter()
+            .map(|m| match m {
+                Member::Raw(k, _) => k.as_str(),
+                Member::Events => "<events>",
+            })
+            .collect();
+        assert_eq!(keys, ["a", "<events>", "z"]);
+        assert_eq!(doc.events[0].get(), r#"{"ph": "X",  "ts": 1.5}"#);
+        assert_eq!(doc.base_ns, None);
+    }
+
+    #[test]
+    fn a_truncated_trace_says_where_it_ends() {
+        let text = b"{\"traceEvents\": [\n{\"ph\": \"X\"},\n{\"ph\"";
+        let err = Doc::parse(text, Path::new("cut.json"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.starts_with("cut.json: truncated JSON"), "{err}");
+        assert!(err.contains(&format!("byte {}", text.len())), "{err}");
+    }
+
+    #[test]
+    fn invalid_json_names_the_byte_offset() {
+        let text = b"{\"traceEvents\": [\n{\"ph\": X}]}";
+        let err = Doc::parse(text, Path::new("bad.json"))
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(
+            err.contains("invalid JSON at byte 25 (line 2, column 8)"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn args_split_into_mapped_and_rest() {
+        let raw: &RawValue =
+            serde_json::from_str(r#"{"device": 0, "grid": [1,2,3], "warps per SM": 1.5}"#).unwrap();
+        let args = Args::parse(Some(raw));
+        assert_eq!(args.int("device"), Some(0));
+        assert_eq!(
+            args.rest_as_object(&["device", "grid"]).as_deref(),
+            Some(r#"{"warps per SM":1.5}"#)
+        );
+        assert_eq!(
+            args.rest_as_object(&["device", "grid", "warps per SM"]),
+            None
+        );
+    }
+}
