@@ -25,6 +25,13 @@ impl AtomicFile {
             .suffix(".tmp")
             .tempfile_in(dir)
             .map_err(|e| Error::io(dir, e))?;
+        // Temporary files are private (0600); the finished output is an ordinary file.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let readable = std::fs::Permissions::from_mode(0o644);
+            std::fs::set_permissions(tmp.path(), readable).map_err(|e| Error::io(dir, e))?;
+        }
         Ok(AtomicFile {
             tmp,
             dest: dest.to_path_buf(),
@@ -89,5 +96,11 @@ mod tests {
         })
         .unwrap();
         assert_eq!(std::fs::read_to_string(&dest).unwrap(), "new");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&dest).unwrap().permissions().mode();
+            assert_eq!(mode & 0o777, 0o644);
+        }
     }
 }
