@@ -5,14 +5,16 @@ CREATE OR REPLACE VIEW chrome_cpu_event AS
 SELECT
   -- position in the CPU trace's traceEvents
   e.event_index,
-  -- phase, category, start (unix ns) and duration (ns), for the profiler span
-  e.ph,
-  e.cat,
-  e.ts_ns,
-  e.dur_ns,
+  -- start and duration (µs from the trace base, 0 when absent) of a duration event outside
+  -- the Trace category, which the profiler span covers; NULL for every other event
+  CASE WHEN e.ph = 'X' AND (e.cat IS DISTINCT FROM 'Trace')
+       THEN CAST(COALESCE(e.ts_ns - b.cpu_base_ns, 0) AS DOUBLE) / 1000.0 END AS span_ts,
+  CASE WHEN e.ph = 'X' AND (e.cat IS DISTINCT FROM 'Trace')
+       THEN CAST(COALESCE(e.dur_ns, 0) AS DOUBLE) / 1000.0 END AS span_dur,
   -- whether the event belongs to the leading run of metadata (`M`) events
   e.event_index < f.first_other AS leading
 FROM cpu_event e
+CROSS JOIN chrome_base b
 CROSS JOIN (
   SELECT COALESCE(min(event_index), 9223372036854775807) AS first_other
   FROM cpu_event

@@ -39,9 +39,12 @@ JOIN (
   FROM (SELECT external_id, name, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM user_annotation)
   GROUP BY external_id
 ) u ON u.external_id = s.user_external_id AND u.name IS NOT NULL
+JOIN (
+  -- the streams an op stays on (a hash join against distinct keys: a semi join against
+  -- every op, each span of a stream matching all of them, was quadratic in the stream size)
+  SELECT device_id, stream_id
+  FROM _chrome_gpu_row
+  WHERE kind_rank <= 2 AND lane IS NULL
+  GROUP BY device_id, stream_id
+) d ON d.device_id = s.device_id AND d.stream_id = s.stream_id
 CROSS JOIN chrome_base b
-WHERE EXISTS (
-  SELECT 1 FROM _chrome_gpu_row d
-  WHERE d.kind_rank <= 2 AND d.lane IS NULL
-    AND d.device_id = s.device_id AND d.stream_id = s.stream_id
-)

@@ -10,11 +10,11 @@ mod trace_doc;
 mod udf;
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, Int64Array, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Field, Int64Type, Schema};
+use datafusion::arrow::array::{Array, AsArray, Float64Array, Int64Array, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
@@ -25,7 +25,7 @@ pub use udf::{annotation_members, python_dumps, text_members};
 
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::chrome::{write_str, ChromeWriter};
+use crate::sink::chrome::{write_str, ChromeWriter, Span};
 use crate::sql::EXPORT;
 use crate::window::Window;
 use crate::Result;
@@ -89,16 +89,10 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let ctx = crate::catalog::open(&window).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
 
-    // The span comes first: an empty window is an error before any file exists.
-    let span = collect(&ctx, "SELECT * FROM chrome_trace_span").await?;
-    if span.iter().all(|b| b.num_rows() == 0) {
-        return Err(Error::EmptyWindow {
-            dir: config.window.clone(),
-        });
-    }
     let cpu_rows = collect(
         &ctx,
-        "SELECT event_index, leading FROM chrome_cpu_event ORDER BY event_index",
+        "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
+         ORDER BY event_index",
     )
     .await?;
 
@@ -120,7 +114,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
             ctx: &ctx,
             doc: &doc,
             cpu_rows: &cpu_rows,
-            span: &span,
+            window: &config.window,
         };
         let events = if gzip {
             let gz = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
@@ -141,15 +135,18 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
 struct Parts<'a> {
     ctx: &'a SessionContext,
     doc: &'a TraceDoc<'a>,
-    /// chrome_cpu_event's (event_index, leading) in trace order
+    /// chrome_cpu_event's (event_index, leading, span_ts, span_dur) in trace order
     cpu_rows: &'a [RecordBatch],
-    /// chrome_trace_span's rows
-    span: &'a [RecordBatch],
+    /// the window folder, for the empty-window error
+    window: &'a Path,
 }
 
 /// Write the document into `out`: the CPU trace's leading metadata, the window's metadata,
-/// the CPU trace's other events, the window's events, the profiler span. Returns the
-/// writer and the number of events.
+/// the CPU trace's other events, the window's events, the profiler span over all of them
+/// (measured by the writer as it goes). Returns the writer and the number of events.
+///
+/// A window without a duration event is an error once every event is written; the caller
+/// then drops the unfinished file.
 async fn write_document<W: Write>(
     out: W,
     parts: &Parts<'_>,
@@ -161,9 +158,14 @@ async fn write_document<W: Write>(
         for batch in parts.cpu_rows {
             let index = batch.column(0).as_primitive::<Int64Type>();
             let flags = batch.column(1).as_boolean();
+            let span_ts = batch.column(2).as_primitive::<Float64Type>();
+            let span_dur = batch.column(3).as_primitive::<Float64Type>();
             for row in 0..batch.num_rows() {
                 if flags.value(row) == leading {
                     writer.write_raw(parts.doc.event(index.value(row))?)?;
+                    if span_ts.is_valid(row) {
+                        writer.cover(span_ts.value(row), span_dur.value(row));
+                    }
                 }
             }
         }
@@ -174,15 +176,18 @@ async fn write_document<W: Write>(
     for plan in EVENT_PLANS {
         stream_into(parts.ctx, plan, &mut writer).await?;
     }
-    for batch in parts.span {
-        writer.write(batch)?;
-    }
+    let span = writer.span().ok_or_else(|| Error::EmptyWindow {
+        dir: parts.window.to_path_buf(),
+    })?;
+    fill_span_bound(parts.ctx, span).await?;
+    stream_into(parts.ctx, "chrome_trace_span", &mut writer).await?;
     let events = writer.events();
     Ok((writer.finish(tail)?, events))
 }
 
 /// Register what the export plans read besides the catalog (`chrome_base`, the
-/// `chrome_pm_sample` unpivot, the export functions), then the plans of `sql/export/`.
+/// `chrome_pm_sample` unpivot, the export functions, the empty `chrome_span_bound`), then
+/// the plans of `sql/export/`.
 pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i64) -> Result<()> {
     // Plans number rows in file order (ROW_NUMBER() OVER ()), so one file is one partition.
     ctx.sql("SET datafusion.optimizer.repartition_file_scans = false")
@@ -205,12 +210,44 @@ pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i6
         "chrome_base",
         Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
     )?;
+    ctx.register_table(
+        SPAN_BOUND,
+        Arc::new(MemTable::try_new(span_bound_schema(), vec![vec![]])?),
+    )?;
     ctx.sql(&pm_sample_view(ctx).await?).await?;
     for object in EXPORT {
         ctx.sql(object.text)
             .await
             .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
     }
+    Ok(())
+}
+
+/// The table `chrome_trace_span` reads its extent from: empty until the export fills it.
+const SPAN_BOUND: &str = "chrome_span_bound";
+
+fn span_bound_schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("min_ts", DataType::Float64, false),
+        Field::new("max_end", DataType::Float64, false),
+    ]))
+}
+
+/// Put `span` into `chrome_span_bound` (its only row). The table is filled in place: the
+/// `chrome_trace_span` view holds the table registered with it.
+async fn fill_span_bound(ctx: &SessionContext, span: Span) -> Result<()> {
+    let table = ctx.table_provider(SPAN_BOUND).await?;
+    let table = (table.as_ref() as &dyn std::any::Any)
+        .downcast_ref::<MemTable>()
+        .expect("register_export registers chrome_span_bound as a MemTable");
+    let batch = RecordBatch::try_new(
+        span_bound_schema(),
+        vec![
+            Arc::new(Float64Array::from(vec![span.min_ts])),
+            Arc::new(Float64Array::from(vec![span.max_end])),
+        ],
+    )?;
+    *table.batches[0].write().await = vec![batch];
     Ok(())
 }
 

@@ -10,6 +10,10 @@
 //!
 //! Numbers are written as Python's `json` writes them (the reference is Python): integers
 //! as integers, floats as their shortest round-trip repr (`5000004.5`, `1.0`, `1e-05`).
+//!
+//! The writer also notes the extent of the duration (`X`) events it writes outside the
+//! `Trace` category ([`ChromeWriter::span`]): the profiler span the document ends with
+//! covers them, and measuring it here spares a second pass over every plan.
 
 use std::io::Write;
 
@@ -32,6 +36,35 @@ pub struct ChromeWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
     events: u64,
+    span: Option<Span>,
+}
+
+/// The extent of duration events, in their own unit (µs), as the reference measures it:
+/// Python's `min` / `max` over floats, the end clamped at 0 and a negative `dur` at 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Span {
+    /// the least `ts`
+    pub min_ts: f64,
+    /// the greatest `ts + max(dur, 0)`, at least 0
+    pub max_end: f64,
+}
+
+impl Span {
+    fn cover(span: &mut Option<Span>, ts: f64, dur: f64) {
+        // Python's min(a, b) keeps a unless b < a; max(a, b) keeps a unless b > a.
+        let dur = if 0.0 > dur { 0.0 } else { dur };
+        let end = ts + dur;
+        let s = span.get_or_insert(Span {
+            min_ts: f64::INFINITY,
+            max_end: 0.0,
+        });
+        if ts < s.min_ts {
+            s.min_ts = ts;
+        }
+        if end > s.max_end {
+            s.max_end = end;
+        }
+    }
 }
 
 impl<W: Write> ChromeWriter<W> {
@@ -41,6 +74,7 @@ impl<W: Write> ChromeWriter<W> {
             out,
             buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
             events: 0,
+            span: None,
         };
         w.buf.push(b'{');
         for (key, value) in head {
@@ -58,11 +92,23 @@ impl<W: Write> ChromeWriter<W> {
         self.events
     }
 
+    /// The extent of the duration events outside the `Trace` category written so far
+    /// (raw ones as told through [`ChromeWriter::cover`]); None before the first.
+    pub fn span(&self) -> Option<Span> {
+        self.span
+    }
+
     /// Copy one event given as JSON text.
     pub fn write_raw(&mut self, event: &str) -> Result<()> {
         self.separator();
         self.buf.extend_from_slice(event.as_bytes());
         self.maybe_flush()
+    }
+
+    /// Count a duration event written raw (`ts`, `dur` as the reference reads them) towards
+    /// [`ChromeWriter::span`]: the writer does not parse raw text.
+    pub fn cover(&mut self, ts: f64, dur: f64) {
+        Span::cover(&mut self.span, ts, dur);
     }
 
     /// Encode every row of `batch` as one event (see the module docs for the column names).
@@ -90,6 +136,7 @@ impl<W: Write> ChromeWriter<W> {
                 None => top.push((name, column)),
             }
         }
+        let extent = Extent::find(&top);
         for row in 0..batch.num_rows() {
             self.separator();
             let buf = &mut self.buf;
@@ -109,6 +156,11 @@ impl<W: Write> ChromeWriter<W> {
                 write_args(buf, &args, row, &mut first);
             }
             buf.push(b'}');
+            if let Some(extent) = &extent {
+                if extent.counts(row) {
+                    Span::cover(&mut self.span, extent.ts.at(row), extent.dur.at(row));
+                }
+            }
             self.maybe_flush()?;
         }
         Ok(())
@@ -153,6 +205,45 @@ impl<W: Write> ChromeWriter<W> {
 
 fn io_error(e: std::io::Error) -> Error {
     Error::io("<output>", e)
+}
+
+/// The columns of a batch the profiler span reads: `ph`, `cat`, `ts`, `dur`.
+struct Extent<'c, 'a> {
+    ph: &'c Column<'a>,
+    cat: Option<&'c Column<'a>>,
+    ts: Number<'c, 'a>,
+    dur: Number<'c, 'a>,
+}
+
+/// A column read as the reference's `_as_float(event.get(key, 0.0))`: 0.0 when absent.
+struct Number<'c, 'a>(Option<&'c Column<'a>>);
+
+impl<'c, 'a> Extent<'c, 'a> {
+    /// None for a batch without a `ph` column: none of its events is a duration event.
+    fn find(top: &'c [(&str, Column<'a>)]) -> Option<Self> {
+        let get = |key: &str| top.iter().find(|(k, _)| *k == key).map(|(_, c)| c);
+        Some(Extent {
+            ph: get("ph")?,
+            cat: get("cat"),
+            ts: Number(get("ts")),
+            dur: Number(get("dur")),
+        })
+    }
+
+    /// Whether the row is a duration event outside the `Trace` category.
+    fn counts(&self, row: usize) -> bool {
+        let text = |c: &Column<'a>| (!c.is_null(row)).then(|| c.text(row));
+        text(self.ph) == Some("X") && self.cat.and_then(text) != Some("Trace")
+    }
+}
+
+impl Number<'_, '_> {
+    fn at(&self, row: usize) -> f64 {
+        match self.0 {
+            Some(c) if !c.is_null(row) => c.number(row),
+            _ => 0.0,
+        }
+    }
 }
 
 enum Member<'a> {
@@ -257,6 +348,19 @@ impl<'a> Column<'a> {
             Column::Str(Text::Large(a), _) => a.value(row),
             Column::Str(Text::View(a), _) => a.value(row),
             _ => "",
+        }
+    }
+
+    /// The value as Python's `float()` reads it, 0.0 where it fails.
+    fn number(&self, row: usize) -> f64 {
+        match self {
+            Column::I64(a) => a.value(row) as f64,
+            Column::I32(a) => a.value(row) as f64,
+            Column::U64(a) => a.value(row) as f64,
+            Column::F64(a) => a.value(row),
+            Column::Bool(a) => f64::from(u8::from(a.value(row))),
+            Column::Str(..) => self.text(row).trim().parse().unwrap_or(0.0),
+            Column::Null => 0.0,
         }
     }
 
@@ -400,6 +504,52 @@ mod tests {
         assert_eq!(py(-2.5), "-2.5");
         assert_eq!(py(123456789.123), "123456789.123");
         assert_eq!(py(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn the_span_covers_duration_events_outside_the_trace_category() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::ArrayRef;
+
+        let ph: ArrayRef = Arc::new(StringArray::from(vec!["X", "X", "i", "X", "X"]));
+        let cat: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("kernel"),
+            Some("Trace"),
+            None,
+            None,
+            Some("kernel"),
+        ]));
+        let ts: ArrayRef = Arc::new(Float64Array::from(vec![10.5, 1.0, 2.0, 30.0, 20.0]));
+        let dur: ArrayRef = Arc::new(Float64Array::from(vec![
+            Some(1.25),
+            Some(100.0),
+            None,
+            Some(-5.0),
+            None,
+        ]));
+        let batch =
+            RecordBatch::try_from_iter([("ph", ph), ("cat", cat), ("ts", ts), ("dur", dur)])
+                .unwrap();
+        let mut w = ChromeWriter::try_new(Vec::new(), &[]).unwrap();
+        assert_eq!(w.span(), None);
+        w.write(&batch).unwrap();
+        // the Trace span and the instant are skipped; a negative or absent dur counts as 0
+        assert_eq!(
+            w.span(),
+            Some(Span {
+                min_ts: 10.5,
+                max_end: 30.0
+            })
+        );
+        w.cover(4.0, 40.0);
+        assert_eq!(
+            w.span(),
+            Some(Span {
+                min_ts: 4.0,
+                max_end: 44.0
+            })
+        );
     }
 
     #[test]
