@@ -7,6 +7,7 @@
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
 //!   -> export   : run the sql/export/ plans of a window, stream them into the Chrome sink
+//!   -> convert  : export every window of an archive, in parallel, one output per window
 //!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet)
 //!   -> file     : atomic write (temp + rename)
 //! ```
@@ -25,6 +26,8 @@ pub mod sql;
 
 pub mod export;
 pub mod query;
+
+pub mod convert;
 
 pub mod sink;
 

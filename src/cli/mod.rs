@@ -1,6 +1,7 @@
 //! Command-line wiring: clap types, converted to library calls at the boundary. No logic of
 //! its own beyond choosing inputs and outputs.
 
+mod convert;
 mod export;
 mod import;
 mod query;
@@ -26,6 +27,7 @@ struct Cli {
 enum Command {
     Query(query::QueryArgs),
     Export(export::ExportArgs),
+    Convert(convert::ConvertArgs),
     Tables(tables::TablesArgs),
     Synth(synth::SynthArgs),
     Import(import::ImportArgs),
@@ -48,6 +50,7 @@ pub fn main() -> ExitCode {
         match cli.command {
             Command::Query(args) => query::run(args).await,
             Command::Export(args) => export::run(args).await,
+            Command::Convert(args) => convert::run(args).await,
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
             Command::Import(args) => import::run(args),

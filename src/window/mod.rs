@@ -16,7 +16,7 @@ use crate::schema::TableSpec;
 use crate::Result;
 
 pub use check::{check_file, table_schema_for, CheckedFile};
-pub use discover::{find_windows, WindowDir, WINDOW_KEY};
+pub use discover::{find_windows, Found, WindowDir, WINDOW_KEY};
 
 /// A checked window or archive, ready to be registered in a catalog.
 #[derive(Debug)]

@@ -3,6 +3,7 @@
 mod archive;
 mod catalog;
 mod cli;
+mod convert;
 mod export;
 mod import;
 mod perfetto;

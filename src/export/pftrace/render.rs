@@ -42,7 +42,7 @@ pub struct RenderTables {
 pub async fn prepare(
     ctx: &SessionContext,
     interned: &mut Interned,
-    intern: &mut dyn FnMut(&str, &mut Vec<String>) -> u64,
+    intern: &mut (dyn FnMut(&str, &mut Vec<String>) -> u64 + Send),
     gfx_pid: i32,
 ) -> Result<RenderTables> {
     let lanes = collect(
