@@ -65,14 +65,15 @@ const EVENT_PLANS: &[&str] = &[
     "chrome_cycle_counter",
 ];
 
-/// Export the window at `config.window` as a Chrome trace at `config.output`.
-pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
-    let window = Window::open(&config.window)?;
+/// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
+/// trace's bytes: what every export format starts from.
+pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>)> {
+    let window = Window::open(dir)?;
     if window.is_archive() {
         return Err(Error::Usage(format!(
             "{}: is an archive; export takes one window folder (e.g. {}/window_id=000001)",
-            config.window.display(),
-            config.window.display()
+            dir.display(),
+            dir.display()
         )));
     }
     let cpu_path = window
@@ -80,10 +81,16 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         .first()
         .and_then(|w| w.cpu_trace.clone())
         .ok_or_else(|| Error::BadCpuTrace {
-            file: config.window.join(crate::schema::CPU_TRACE_FILE),
+            file: dir.join(crate::schema::CPU_TRACE_FILE),
             reason: "missing; export needs the window's Kineto CPU trace".into(),
         })?;
     let bytes = crate::catalog::cpu_trace::read_trace_bytes(&cpu_path)?;
+    Ok((window, cpu_path, bytes))
+}
+
+/// Export the window at `config.window` as a Chrome trace at `config.output`.
+pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
+    let (window, cpu_path, bytes) = open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
 
     let ctx = crate::catalog::open(&window).await?;

@@ -26,7 +26,6 @@ use super::{register_export, ExportSummary, TraceDoc};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
-use crate::window::Window;
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -65,23 +64,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             config.compression_level
         )));
     }
-    let window = Window::open(&config.window)?;
-    if window.is_archive() {
-        return Err(Error::Usage(format!(
-            "{}: is an archive; export takes one window folder (e.g. {}/window_id=000001)",
-            config.window.display(),
-            config.window.display()
-        )));
-    }
-    let cpu_path = window
-        .windows
-        .first()
-        .and_then(|w| w.cpu_trace.clone())
-        .ok_or_else(|| Error::BadCpuTrace {
-            file: config.window.join(crate::schema::CPU_TRACE_FILE),
-            reason: "missing; export needs the window's Kineto CPU trace".into(),
-        })?;
-    let bytes = crate::catalog::cpu_trace::read_trace_bytes(&cpu_path)?;
+    let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
     let ctx = crate::catalog::open(&window).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
