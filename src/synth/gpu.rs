@@ -123,34 +123,33 @@ impl Sim<'_> {
         let channel = 3 + r.slot as i64 + 8 * (r.dev as i64 % 2);
         let prio = if r.slot == COMM { -2 } else { 0 };
         let meta = kd.meta.map_or(V::N, V::S);
-        self.tb.kernel.push(&[
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            V::S(kd.name),
-            c[8],
-            V::I(kd.grid[0] * scale),
-            V::I(kd.grid[1]),
-            V::I(kd.grid[2]),
-            V::I(kd.block[0]),
-            V::I(kd.block[1]),
-            V::I(kd.block[2]),
-            V::I(kd.regs),
-            V::I(kd.smem.0),
-            V::I(kd.smem.1),
-            V::I(prio),
-            V::I(queued),
-            V::I(channel),
-            V::I(1),
-            meta,
-            lanes[0],
-            lanes[1],
-        ]);
+        // kernel stores `name` between graph_id and annotation (schema.rs order).
+        self.tb.kernel.push(
+            &[
+                &c[..8],
+                &[
+                    V::S(kd.name),
+                    c[8],
+                    V::I(kd.grid[0] * scale),
+                    V::I(kd.grid[1]),
+                    V::I(kd.grid[2]),
+                    V::I(kd.block[0]),
+                    V::I(kd.block[1]),
+                    V::I(kd.block[2]),
+                    V::I(kd.regs),
+                    V::I(kd.smem.0),
+                    V::I(kd.smem.1),
+                    V::I(prio),
+                    V::I(queued),
+                    V::I(channel),
+                    V::I(1),
+                    meta,
+                    lanes[0],
+                    lanes[1],
+                ],
+            ]
+            .concat(),
+        );
     }
 
     /// A memcpy row; `kind` 1 HtoD, 2 DtoH, 8 DtoD.
@@ -163,54 +162,50 @@ impl Sim<'_> {
         let c = self.common(r);
         let lanes = self.lane_cells(r);
         let channel = 9 + (kind == 2) as i64;
-        self.tb.memcpy.push(&[
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            c[8],
-            V::I(bytes),
-            V::I(kind),
-            V::I(src),
-            V::I(dst),
-            V::I(1),
-            V::I(channel),
-            V::I(2),
-            V::N,
-            lanes[0],
-            lanes[1],
-            V::N,
-            V::N,
-        ]);
+        // The nine shared GPU columns, then this kind's own (schema.rs order).
+        self.tb.memcpy.push(
+            &[
+                &c[..],
+                &[
+                    V::I(bytes),
+                    V::I(kind),
+                    V::I(src),
+                    V::I(dst),
+                    V::I(1),
+                    V::I(channel),
+                    V::I(2),
+                    V::N,
+                    lanes[0],
+                    lanes[1],
+                    V::N,
+                    V::N,
+                ],
+            ]
+            .concat(),
+        );
     }
 
     pub fn memset_row(&mut self, r: &GpuRow<'_>, bytes: i64) {
         let c = self.common(r);
         let lanes = self.lane_cells(r);
-        self.tb.memset.push(&[
-            c[0],
-            c[1],
-            c[2],
-            c[3],
-            c[4],
-            c[5],
-            c[6],
-            c[7],
-            c[8],
-            V::I(bytes),
-            V::I(0),
-            V::I(3),
-            V::I(1),
-            V::I(9),
-            V::I(2),
-            V::N,
-            lanes[0],
-            lanes[1],
-        ]);
+        // The nine shared GPU columns, then this kind's own (schema.rs order).
+        self.tb.memset.push(
+            &[
+                &c[..],
+                &[
+                    V::I(bytes),
+                    V::I(0),
+                    V::I(3),
+                    V::I(1),
+                    V::I(9),
+                    V::I(2),
+                    V::N,
+                    lanes[0],
+                    lanes[1],
+                ],
+            ]
+            .concat(),
+        );
     }
 
     /// Bytes and duration of a copy of `kind`.

@@ -4,7 +4,6 @@
 //! floats equal to the nanosecond, the same top-level keys and values.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -75,15 +74,7 @@ pub(crate) fn window_of(case: &Case, scratch: &Path) -> PathBuf {
 }
 
 fn read_json(path: &Path) -> Value {
-    let raw = std::fs::read(path).unwrap();
-    let mut text = Vec::new();
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut text)
-            .unwrap();
-    } else {
-        text = raw;
-    }
+    let text = tracesql::catalog::cpu_trace::read_trace_bytes(path).unwrap();
     serde_json::from_slice(&text).unwrap()
 }
 
