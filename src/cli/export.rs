@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use anyhow::bail;
 use clap::Args;
-use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig};
+use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig, RowFilter};
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
 /// Perfetto UI), equal in content to the reference exporter's: GPU ops, API calls, flows,
@@ -15,6 +15,13 @@ use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfi
 /// Examples:
 ///   tracesql export --window runs/window_id=000042 --output trace.json.gz
 ///   tracesql export --window runs/window_id=000042 --output trace.pftrace
+///   tracesql export --window W --output nccl.json.gz --where "name like '%nccl%'"
+///   tracesql export --window W --output s7.pftrace --sql keep_stream_7.sql
+///
+/// --where keeps the GPU ops and API calls for which the predicate holds (and the calls that
+/// launched a kept op); --sql runs a script that may redefine tables first, e.g.
+///   CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;
+/// See docs/export-filter.md.
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
@@ -43,6 +50,15 @@ pub struct ExportArgs {
     /// .pftrace "process_name" (default: the traced process's name, else python)
     #[arg(long, value_name = "NAME")]
     process_name: Option<String>,
+    /// Keep only the GPU ops and API calls for which this SQL predicate holds; columns:
+    /// kind, name, start_ns, end_ns, ts, dur, device_id, stream_id, correlation_id, graph_id,
+    /// graph_node_id, process_id, thread_id
+    #[arg(long = "where", value_name = "PREDICATE")]
+    predicate: Option<String>,
+    /// A SQL script run before export; it may redefine tables, e.g.
+    /// `CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;`
+    #[arg(long = "sql", value_name = "FILE")]
+    script: Option<PathBuf>,
 }
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
@@ -51,6 +67,10 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         Some("chrome") => false,
         Some("pftrace") => true,
         Some(other) => bail!("unknown export format `{other}` (expected chrome or pftrace)"),
+    };
+    let filter = RowFilter {
+        predicate: args.predicate,
+        script: args.script,
     };
     let started = Instant::now();
     let summary = if pftrace {
@@ -61,6 +81,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
             arch: args.arch,
             process_id: args.process_id,
             process_name: args.process_name,
+            filter,
         })
         .await?
     } else {
@@ -68,6 +89,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
             window: args.window,
             output: args.output.clone(),
             trace_name: args.trace_name,
+            filter,
         })
         .await?
     };

@@ -219,7 +219,7 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
                 export_chrome(&ExportConfig {
                     window: window.path.clone(),
                     output,
-                    trace_name: None,
+                    ..ExportConfig::default()
                 })
                 .await?
             }
@@ -228,9 +228,7 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
                     window: window.path.clone(),
                     output,
                     compression_level: 1,
-                    arch: None,
-                    process_id: None,
-                    process_name: None,
+                    ..PftraceConfig::default()
                 })
                 .await?
             }

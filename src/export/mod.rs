@@ -5,6 +5,7 @@
 //! document equal to the reference exporter's (`merge_trace_window_into_chrome_trace`),
 //! written atomically, gzipped when the output name ends in `.gz`.
 
+mod filter;
 mod pftrace;
 mod trace_doc;
 mod udf;
@@ -19,6 +20,7 @@ use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
+pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
@@ -31,12 +33,14 @@ use crate::window::Window;
 use crate::Result;
 
 /// What to export and where.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ExportConfig {
     pub window: PathBuf,
     pub output: PathBuf,
     /// `traceName`; the output path as given when None (as the reference does).
     pub trace_name: Option<String>,
+    /// what to keep of the window (everything by default)
+    pub filter: RowFilter,
 }
 
 /// What was written.
@@ -93,8 +97,9 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let (window, cpu_path, bytes) = open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
 
-    let ctx = crate::catalog::open(&window).await?;
+    let ctx = filter::open_catalog(&window, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
+    filter::pair_launch_flows(&ctx, &config.filter).await?;
 
     let cpu_rows = collect(
         &ctx,

@@ -73,7 +73,7 @@ pub(crate) fn window_of(case: &Case, scratch: &Path) -> PathBuf {
     dir
 }
 
-fn read_json(path: &Path) -> Value {
+pub(crate) fn read_json(path: &Path) -> Value {
     let text = tracesql::catalog::cpu_trace::read_trace_bytes(path).unwrap();
     serde_json::from_slice(&text).unwrap()
 }
@@ -107,7 +107,7 @@ fn canon(v: &Value, out: &mut String) {
 }
 
 /// Differences between two traces; empty when equal.
-fn differences(ours: &Value, reference: &Value) -> Vec<String> {
+pub(crate) fn differences(ours: &Value, reference: &Value) -> Vec<String> {
     let mut diffs = Vec::new();
     let keys = |v: &Value| -> Vec<String> {
         let mut k: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
@@ -165,6 +165,7 @@ async fn every_golden_case_equals_the_reference_exporter() {
                 window,
                 output: output.clone(),
                 trace_name: Some(case.name.clone()),
+                ..ExportConfig::default()
             };
             if let Err(e) = export_chrome(&config).await {
                 return Some(format!("{}: {e}", case.name));

@@ -5,6 +5,7 @@ mod catalog;
 mod cli;
 mod convert;
 mod export;
+mod filter;
 mod import;
 mod perfetto;
 mod schema_errors;

@@ -26,6 +26,7 @@ async fn export(window: &Path, output: &Path) {
         arch: Some("sm_90".into()),
         process_id: Some(4242),
         process_name: Some("python".into()),
+        ..PftraceConfig::default()
     })
     .await
     .unwrap();

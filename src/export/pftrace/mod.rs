@@ -29,7 +29,7 @@ use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct PftraceConfig {
     pub window: PathBuf,
     pub output: PathBuf,
@@ -41,6 +41,8 @@ pub struct PftraceConfig {
     pub process_id: Option<i64>,
     /// "process_name" extra; default that process's name in the CPU trace, else "python"
     pub process_name: Option<String>,
+    /// what to keep of the window (everything by default)
+    pub filter: super::RowFilter,
 }
 
 /// One track-event slice of a group.
@@ -66,7 +68,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     }
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
-    let ctx = crate::catalog::open(&window).await?;
+    let ctx = super::filter::open_catalog(&window, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
 
