@@ -204,3 +204,104 @@ fn nested_partitions_keep_their_relative_path_in_both_formats() {
         "{stderr}"
     );
 }
+
+/// Run convert into `out`, send SIGINT once its first output exists, return its exit status
+/// and stderr.
+fn convert_interrupted(args: &[&str], out: &Path) -> (std::process::ExitStatus, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .arg("convert")
+        .args(args)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let finished = |name: &String| !name.ends_with(".tmp");
+    while !(out.exists() && files_under(out).iter().any(finished)) {
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "no output appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // SAFETY: kill() has no memory-safety preconditions; the pid is our live child's.
+    let sent = unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert_eq!(sent, 0);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (child.wait().unwrap(), stderr)
+}
+
+#[test]
+fn an_interrupted_run_resumes_to_the_outputs_of_a_clean_run() {
+    let archive = tempfile::tempdir().unwrap();
+    for id in 1..=4 {
+        let window = archive.path().join(format!("window_id=00000{id}"));
+        write_window(&SynthConfig::new(2000, id), &window).unwrap();
+    }
+    // Both runs write to the same path, since a Chrome trace's traceName is its path.
+    let scratch = tempfile::tempdir().unwrap();
+    let (out, clean) = (scratch.path().join("out"), scratch.path().join("clean"));
+    let args = [
+        archive.path().to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+        "--format",
+        "both",
+        "-j",
+        "1",
+    ];
+    let (run, stderr) = convert(&args);
+    assert!(run.status.success(), "{stderr}");
+    std::fs::rename(&out, &clean).unwrap();
+
+    let (status, stderr) = convert_interrupted(&args, &out);
+    assert_eq!(status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let partial = files_under(&out);
+    assert!(
+        partial.iter().all(|f| !f.ends_with(".tmp")),
+        "a temporary file was left: {partial:?}"
+    );
+    assert!(partial.len() < 8, "the run was interrupted before the end");
+
+    let (rerun, stderr) = convert(&args);
+    assert!(rerun.status.success(), "{stderr}");
+    let complete = (1..=4)
+        .filter(|id| {
+            let stem = format!("window_id=00000{id}");
+            partial.contains(&format!("{stem}.json.gz"))
+                && partial.contains(&format!("{stem}.pftrace"))
+        })
+        .count();
+    let summary = format!(
+        "{} converted, {complete} up to date, 0 failed",
+        4 - complete
+    );
+    assert!(stderr.contains(&summary), "expected `{summary}`: {stderr}");
+    let names = files_under(&clean);
+    assert_eq!(files_under(&out), names);
+    for name in names {
+        let (ours, theirs) = (out.join(&name), clean.join(&name));
+        if name.ends_with(".pftrace") {
+            assert!(
+                std::fs::read(&ours).unwrap() == std::fs::read(&theirs).unwrap(),
+                "{name}"
+            );
+        } else {
+            let (a, b) = (
+                crate::export::read_json(&ours),
+                crate::export::read_json(&theirs),
+            );
+            assert_eq!(
+                crate::export::differences(&a, &b),
+                Vec::<String>::new(),
+                "{name}"
+            );
+        }
+    }
+}
