@@ -7,6 +7,7 @@
 
 mod filter;
 mod pftrace;
+mod shared_rows;
 mod trace_doc;
 mod udf;
 
@@ -231,6 +232,9 @@ pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i6
         ctx.sql(object.text)
             .await
             .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+        if shared_rows::SHARED.contains(&object.name) {
+            shared_rows::share(ctx, object.name).await?;
+        }
     }
     Ok(())
 }
