@@ -52,6 +52,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "_chrome_cpu_thread"),
     sql_object!("export", "_chrome_api_row"),
     sql_object!("export", "_chrome_sync_row"),
+    sql_object!("export", "_chrome_graph_node"),
     sql_object!("export", "_chrome_graph_edge"),
     sql_object!("export", "_chrome_overhead_row"),
     sql_object!("export", "_chrome_active_device"),

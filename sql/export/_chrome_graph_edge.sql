@@ -1,8 +1,6 @@
 -- _chrome_graph_edge: CUDA-graph dependency edges as the reference draws them, numbered as
--- it numbers them. Graphed ops (graph_node_id <> 0) are grouped by replay (correlation id,
--- 0 included); within a replay a node id keeps the place of its first row and the values
--- of its last. Edges (graph_deps, in predecessor order) join a node to a predecessor of the
--- same replay; flow ids count from 1 << 40 over replays in first-seen order, nodes in
+-- it numbers them. Edges (graph_deps, in predecessor order) join a node (_chrome_graph_node)
+-- to a predecessor of the same replay; flow ids count from 1 << 40 over replays in first-seen order, nodes in
 -- first-seen order, then predecessors.
 CREATE OR REPLACE VIEW _chrome_graph_edge AS
 SELECT
@@ -17,29 +15,12 @@ SELECT
   n.device_id,
   n.display_stream,
   n.start_ns
-FROM (
-  SELECT correlation_id, graph_node_id, min(pos) AS first_pos,
-    last_value(device_id ORDER BY pos) AS device_id,
-    last_value(display_stream ORDER BY pos) AS display_stream,
-    last_value(start_ns ORDER BY pos) AS start_ns,
-    last_value(end_ns ORDER BY pos) AS end_ns
-  FROM _chrome_gpu_row
-  WHERE graph_node_id <> 0
-  GROUP BY correlation_id, graph_node_id
-) n
+FROM _chrome_graph_node n
 JOIN (
-  SELECT correlation_id, min(pos) AS first_pos
-  FROM _chrome_gpu_row
-  WHERE graph_node_id <> 0
+  SELECT correlation_id, min(first_pos) AS first_pos
+  FROM _chrome_graph_node
   GROUP BY correlation_id
 ) r ON r.correlation_id = n.correlation_id
 JOIN graph_deps d ON d.node_id = n.graph_node_id AND d.pred_node_id IS NOT NULL
-JOIN (
-  SELECT correlation_id, graph_node_id,
-    last_value(device_id ORDER BY pos) AS device_id,
-    last_value(display_stream ORDER BY pos) AS display_stream,
-    last_value(end_ns ORDER BY pos) AS end_ns
-  FROM _chrome_gpu_row
-  WHERE graph_node_id <> 0
-  GROUP BY correlation_id, graph_node_id
-) p ON p.correlation_id = n.correlation_id AND p.graph_node_id = d.pred_node_id
+JOIN _chrome_graph_node p
+  ON p.correlation_id = n.correlation_id AND p.graph_node_id = d.pred_node_id

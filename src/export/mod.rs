@@ -7,28 +7,31 @@
 
 mod filter;
 mod pftrace;
+mod segments;
 mod shared_rows;
 mod trace_doc;
 mod udf;
 
+use std::future::Future;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Float64Array, Int64Array, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
-use futures::StreamExt;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
+use self::segments::{Segment, SegmentSink};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::chrome::{write_str, ChromeWriter, Span};
+use crate::sink::chrome::{document_head, document_tail, write_str, Span};
 use crate::sql::EXPORT;
 use crate::window::Window;
 use crate::Result;
@@ -118,28 +121,35 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
     let (head, tail) = doc.members_around_events(&name_json);
 
-    let mut file = AtomicFile::create(&config.output)?;
-    let gzip = config.output.extension().is_some_and(|e| e == "gz");
-    let io = |e| Error::io(&config.output, e);
-    let events = {
-        let mut buffered = file.writer();
-        let parts = Parts {
-            ctx: &ctx,
-            doc: &doc,
-            cpu_rows: &cpu_rows,
-            window: &config.window,
-        };
-        let events = if gzip {
-            let gz = flate2::write::GzEncoder::new(&mut buffered, flate2::Compression::fast());
-            let (gz, events) = write_document(gz, &parts, &head, &tail).await?;
-            gz.finish().map_err(io)?;
-            events
-        } else {
-            write_document(&mut buffered, &parts, &head, &tail).await?.1
-        };
-        buffered.flush().map_err(io)?;
-        events
+    let dir = match config.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
     };
+    let sink = SegmentSink {
+        dir,
+        gzip: config.output.extension().is_some_and(|e| e == "gz"),
+    };
+    let parts = Parts {
+        ctx: &ctx,
+        doc: &doc,
+        cpu_rows: &cpu_rows,
+        window: &config.window,
+    };
+    let segments = encode_document(&parts, &sink).await?;
+    let events = segments.iter().map(|s| s.events).sum();
+
+    let mut file = AtomicFile::create(&config.output)?;
+    {
+        let mut out = file.writer();
+        sink.join(
+            &mut out,
+            &document_head(&head),
+            segments,
+            &document_tail(&tail),
+            &config.output,
+        )?;
+        out.flush().map_err(|e| Error::io(&config.output, e))?;
+    }
     file.commit()?;
     Ok(ExportSummary { events })
 }
@@ -154,48 +164,55 @@ struct Parts<'a> {
     window: &'a Path,
 }
 
-/// Write the document into `out`: the CPU trace's leading metadata, the window's metadata,
-/// the CPU trace's other events, the window's events, the profiler span over all of them
-/// (measured by the writer as it goes). Returns the writer and the number of events.
+/// The document's events, in segments in document order: the CPU trace's leading metadata,
+/// the window's metadata, the CPU trace's other events, the window's events, the profiler
+/// span over all of them (measured by the writers as they go). The plans run in parallel.
 ///
-/// A window without a duration event is an error once every event is written; the caller
-/// then drops the unfinished file.
-async fn write_document<W: Write>(
-    out: W,
-    parts: &Parts<'_>,
-    head: &[(&str, &str)],
-    tail: &[(&str, &str)],
-) -> Result<(W, u64)> {
-    let mut writer = ChromeWriter::try_new(out, head)?;
-    for leading in [true, false] {
-        for batch in parts.cpu_rows {
-            let index = batch.column(0).as_primitive::<Int64Type>();
-            let flags = batch.column(1).as_boolean();
-            let span_ts = batch.column(2).as_primitive::<Float64Type>();
-            let span_dur = batch.column(3).as_primitive::<Float64Type>();
-            for row in 0..batch.num_rows() {
-                if flags.value(row) == leading {
-                    writer.write_raw(parts.doc.event(index.value(row))?)?;
-                    if span_ts.is_valid(row) {
-                        writer.cover(span_ts.value(row), span_dur.value(row));
-                    }
+/// A window without a duration event is an error once every event is encoded.
+async fn encode_document(parts: &Parts<'_>, sink: &SegmentSink) -> Result<Vec<Segment>> {
+    let cpu = |leading: bool| -> Pin<Box<dyn Future<Output = Result<Segment>> + Send + '_>> {
+        Box::pin(async move { cpu_segment(parts, leading, sink) })
+    };
+    let mut pending = vec![
+        cpu(true),
+        segments::spawned(parts.ctx, "chrome_metadata", sink),
+    ];
+    pending.push(cpu(false));
+    for plan in EVENT_PLANS {
+        pending.push(segments::spawned(parts.ctx, plan, sink));
+    }
+    let mut segments = segments::encode_all(pending).await?;
+    let span = segments
+        .iter()
+        .fold(None, |span, s| Span::merge(span, s.span))
+        .ok_or_else(|| Error::EmptyWindow {
+            dir: parts.window.to_path_buf(),
+        })?;
+    fill_span_bound(parts.ctx, span).await?;
+    segments
+        .push(segments::plan_segment(parts.ctx.clone(), "chrome_trace_span", sink.clone()).await?);
+    Ok(segments)
+}
+
+/// The CPU trace's leading metadata events (`leading`) or its other events, copied as
+/// written.
+fn cpu_segment(parts: &Parts<'_>, leading: bool, sink: &SegmentSink) -> Result<Segment> {
+    let mut writer = sink.writer()?;
+    for batch in parts.cpu_rows {
+        let index = batch.column(0).as_primitive::<Int64Type>();
+        let flags = batch.column(1).as_boolean();
+        let span_ts = batch.column(2).as_primitive::<Float64Type>();
+        let span_dur = batch.column(3).as_primitive::<Float64Type>();
+        for row in 0..batch.num_rows() {
+            if flags.value(row) == leading {
+                writer.write_raw(parts.doc.event(index.value(row))?)?;
+                if span_ts.is_valid(row) {
+                    writer.cover(span_ts.value(row), span_dur.value(row));
                 }
             }
         }
-        if leading {
-            stream_into(parts.ctx, "chrome_metadata", &mut writer).await?;
-        }
     }
-    for plan in EVENT_PLANS {
-        stream_into(parts.ctx, plan, &mut writer).await?;
-    }
-    let span = writer.span().ok_or_else(|| Error::EmptyWindow {
-        dir: parts.window.to_path_buf(),
-    })?;
-    fill_span_bound(parts.ctx, span).await?;
-    stream_into(parts.ctx, "chrome_trace_span", &mut writer).await?;
-    let events = writer.events();
-    Ok((writer.finish(tail)?, events))
+    sink.finish(writer)
 }
 
 /// Register what the export plans read besides the catalog (`chrome_base`, the
@@ -301,21 +318,4 @@ async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
     Ok(ctx.sql(sql).await?.collect().await?)
-}
-
-async fn stream_into<W: Write>(
-    ctx: &SessionContext,
-    plan: &str,
-    writer: &mut ChromeWriter<W>,
-) -> Result<()> {
-    let started = std::time::Instant::now();
-    let mut stream = ctx.table(plan).await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        writer.write(&batch?)?;
-    }
-    // TRACESQL_PROFILE=1 prints each plan's wall time: where an export spends its time.
-    if std::env::var_os("TRACESQL_PROFILE").is_some() {
-        eprintln!("{plan}: {:.3} s", started.elapsed().as_secs_f64());
-    }
-    Ok(())
 }

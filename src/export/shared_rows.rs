@@ -1,6 +1,6 @@
 //! A view computed once per export: the row sets several export plans read
-//! (`_chrome_api_row`, `_chrome_gpu_row`, `_chrome_sync_row`) are joins and window functions
-//! over whole tables; each plan that reads them would otherwise run them again.
+//! (`_chrome_api_row`, `_chrome_gpu_row`, ...) are joins, window functions and ordered
+//! aggregates over whole tables; each plan that reads them would otherwise run them again.
 
 use std::sync::Arc;
 
@@ -17,7 +17,13 @@ use tokio::sync::OnceCell;
 use crate::Result;
 
 /// The views of `sql/export/` whose rows are kept once computed.
-pub(crate) const SHARED: &[&str] = &["_chrome_gpu_row", "_chrome_api_row", "_chrome_sync_row"];
+pub(crate) const SHARED: &[&str] = &[
+    "_chrome_gpu_row",
+    "_chrome_api_row",
+    "_chrome_sync_row",
+    "_chrome_graph_node",
+    "_chrome_graph_edge",
+];
 
 /// A table holding the rows of a query, run on the first scan and kept for the next ones.
 #[derive(Debug)]
@@ -57,7 +63,10 @@ impl TableProvider for SharedRows {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        self.rows().await?.scan(state, projection, filters, limit).await
+        self.rows()
+            .await?
+            .scan(state, projection, filters, limit)
+            .await
     }
 }
 

@@ -50,6 +50,25 @@ pub struct Span {
 }
 
 impl Span {
+    /// The extent of both.
+    pub fn merge(a: Option<Span>, b: Option<Span>) -> Option<Span> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(Span {
+                min_ts: if b.min_ts < a.min_ts {
+                    b.min_ts
+                } else {
+                    a.min_ts
+                },
+                max_end: if b.max_end > a.max_end {
+                    b.max_end
+                } else {
+                    a.max_end
+                },
+            }),
+            (a, b) => a.or(b),
+        }
+    }
+
     fn cover(span: &mut Option<Span>, ts: f64, dur: f64) {
         // Python's min(a, b) keeps a unless b < a; max(a, b) keeps a unless b > a.
         let dur = if 0.0 > dur { 0.0 } else { dur };
@@ -70,21 +89,27 @@ impl Span {
 impl<W: Write> ChromeWriter<W> {
     /// Start a document whose members before `traceEvents` are `head`: (key, JSON text).
     pub fn try_new(out: W, head: &[(&str, &str)]) -> Result<Self> {
-        let mut w = ChromeWriter {
+        let mut w = Self::segment(out);
+        w.buf.extend_from_slice(&document_head(head));
+        Ok(w)
+    }
+
+    /// A writer of bare events, comma-separated, for a stretch of `traceEvents` encoded on
+    /// its own (the export joins such stretches into one document).
+    pub fn segment(out: W) -> Self {
+        ChromeWriter {
             out,
             buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
             events: 0,
             span: None,
-        };
-        w.buf.push(b'{');
-        for (key, value) in head {
-            write_str(&mut w.buf, key);
-            w.buf.push(b':');
-            w.buf.extend_from_slice(value.as_bytes());
-            w.buf.push(b',');
         }
-        w.buf.extend_from_slice(b"\"traceEvents\":[");
-        Ok(w)
+    }
+
+    /// Flush a [`ChromeWriter::segment`] and return the underlying writer.
+    pub fn finish_segment(mut self) -> Result<W> {
+        self.flush_buf()?;
+        self.out.flush().map_err(io_error)?;
+        Ok(self.out)
     }
 
     /// Events written so far.
@@ -169,17 +194,8 @@ impl<W: Write> ChromeWriter<W> {
     /// Close `traceEvents`, write the members after it (`tail`: key, JSON text) and flush.
     /// Returns the underlying writer.
     pub fn finish(mut self, tail: &[(&str, &str)]) -> Result<W> {
-        self.buf.push(b']');
-        for (key, value) in tail {
-            self.buf.push(b',');
-            write_str(&mut self.buf, key);
-            self.buf.push(b':');
-            self.buf.extend_from_slice(value.as_bytes());
-        }
-        self.buf.push(b'}');
-        self.flush_buf()?;
-        self.out.flush().map_err(io_error)?;
-        Ok(self.out)
+        self.buf.extend_from_slice(&document_tail(tail));
+        self.finish_segment()
     }
 
     fn separator(&mut self) {
@@ -201,6 +217,33 @@ impl<W: Write> ChromeWriter<W> {
         self.buf.clear();
         Ok(())
     }
+}
+
+/// The document up to the opening of `traceEvents`: `{`, the `head` members (key, JSON
+/// text), `"traceEvents":[`.
+pub fn document_head(head: &[(&str, &str)]) -> Vec<u8> {
+    let mut buf = vec![b'{'];
+    for (key, value) in head {
+        write_str(&mut buf, key);
+        buf.push(b':');
+        buf.extend_from_slice(value.as_bytes());
+        buf.push(b',');
+    }
+    buf.extend_from_slice(b"\"traceEvents\":[");
+    buf
+}
+
+/// The document after the last event: `]`, the `tail` members, `}`.
+pub fn document_tail(tail: &[(&str, &str)]) -> Vec<u8> {
+    let mut buf = vec![b']'];
+    for (key, value) in tail {
+        buf.push(b',');
+        write_str(&mut buf, key);
+        buf.push(b':');
+        buf.extend_from_slice(value.as_bytes());
+    }
+    buf.push(b'}');
+    buf
 }
 
 fn io_error(e: std::io::Error) -> Error {

@@ -68,7 +68,7 @@ fn files_under(dir: &Path) -> Vec<String> {
 
 fn chrome_events(path: &Path) -> usize {
     let mut text = String::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(path).unwrap())
+    flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_string(&mut text)
         .unwrap();
     let doc: serde_json::Value = serde_json::from_str(&text).unwrap();

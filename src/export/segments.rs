@@ -1,0 +1,180 @@
+//! A Chrome document encoded in parallel. Each stretch of `traceEvents` (a part of the CPU
+//! trace's events, one plan's events) is encoded on its own into an unnamed temporary file,
+//! as many stretches at a time as there are cores, and the stretches are then joined in
+//! document order. A gzipped document is a multi-member gzip file, one member per stretch,
+//! which gzip readers (Perfetto's, Python's) read as one stream; each member is compressed
+//! by the task that encoded it, so compression runs in parallel too.
+
+use std::fs::File;
+use std::future::Future;
+use std::io::{Seek, SeekFrom, Write};
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use datafusion::prelude::SessionContext;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+use futures::StreamExt;
+use tokio::task::JoinHandle;
+
+use crate::error::Error;
+use crate::sink::chrome::{ChromeWriter, Span};
+use crate::Result;
+
+/// Where stretches are encoded: unnamed files in `dir` (they vanish when dropped, so an
+/// interrupted export leaves nothing), gzipped or not.
+#[derive(Clone, Debug)]
+pub(crate) struct SegmentSink {
+    pub dir: PathBuf,
+    pub gzip: bool,
+}
+
+/// One encoded stretch of events.
+pub(crate) struct Segment {
+    file: File,
+    pub events: u64,
+    pub span: Option<Span>,
+}
+
+impl SegmentSink {
+    /// A writer of one stretch.
+    pub fn writer(&self) -> Result<ChromeWriter<SegmentOut>> {
+        let file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let out = if self.gzip {
+            SegmentOut::Gzip(GzEncoder::new(file, Compression::fast()))
+        } else {
+            SegmentOut::Plain(file)
+        };
+        Ok(ChromeWriter::segment(out))
+    }
+
+    /// The stretch `writer` encoded.
+    pub fn finish(&self, writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
+        let (events, span) = (writer.events(), writer.span());
+        let file = match writer.finish_segment()? {
+            SegmentOut::Plain(file) => file,
+            SegmentOut::Gzip(gz) => gz.finish().map_err(|e| Error::io(&self.dir, e))?,
+        };
+        Ok(Segment { file, events, span })
+    }
+
+    /// `bytes` as a piece of the document: a gzip member of its own when gzipped.
+    fn piece(&self, bytes: &[u8]) -> Vec<u8> {
+        if !self.gzip {
+            return bytes.to_vec();
+        }
+        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
+        gz.write_all(bytes).expect("writing to a Vec cannot fail");
+        gz.finish().expect("writing to a Vec cannot fail")
+    }
+
+    /// Write the document: `head` (up to `"traceEvents":[`), the non-empty `segments` in
+    /// order with a comma between two, `tail`.
+    pub fn join(
+        &self,
+        out: &mut impl Write,
+        head: &[u8],
+        segments: Vec<Segment>,
+        tail: &[u8],
+        output: &std::path::Path,
+    ) -> Result<()> {
+        let io = |e| Error::io(output, e);
+        out.write_all(&self.piece(head)).map_err(io)?;
+        let comma = self.piece(b",");
+        let mut first = true;
+        for mut segment in segments.into_iter().filter(|s| s.events > 0) {
+            if !first {
+                out.write_all(&comma).map_err(io)?;
+            }
+            first = false;
+            segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
+            std::io::copy(&mut segment.file, out).map_err(io)?;
+        }
+        out.write_all(&self.piece(tail)).map_err(io)
+    }
+}
+
+/// A stretch's file, plain or behind its gzip member's encoder.
+pub(crate) enum SegmentOut {
+    Plain(File),
+    Gzip(GzEncoder<File>),
+}
+
+impl Write for SegmentOut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            SegmentOut::Plain(f) => f.write(buf),
+            SegmentOut::Gzip(g) => g.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            SegmentOut::Plain(f) => f.flush(),
+            SegmentOut::Gzip(g) => g.flush(),
+        }
+    }
+}
+
+/// The segment of one export plan's events.
+pub(crate) async fn plan_segment(
+    ctx: SessionContext,
+    plan: &'static str,
+    sink: SegmentSink,
+) -> Result<Segment> {
+    let started = std::time::Instant::now();
+    let mut writer = sink.writer()?;
+    let mut stream = ctx.table(plan).await?.execute_stream().await?;
+    while let Some(batch) = stream.next().await {
+        writer.write(&batch?)?;
+    }
+    // TRACESQL_PROFILE=1 prints each plan's wall time: where an export spends its time.
+    if std::env::var_os("TRACESQL_PROFILE").is_some() {
+        eprintln!("{plan}: {:.3} s", started.elapsed().as_secs_f64());
+    }
+    sink.finish(writer)
+}
+
+/// Encode `segments`, as many at a time as there are cores; their results in order.
+pub(crate) async fn encode_all<'a>(
+    segments: Vec<Pin<Box<dyn Future<Output = Result<Segment>> + Send + 'a>>>,
+) -> Result<Vec<Segment>> {
+    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut encoded = futures::stream::iter(segments).buffered(jobs);
+    let mut out = Vec::new();
+    while let Some(segment) = encoded.next().await {
+        out.push(segment?);
+    }
+    Ok(out)
+}
+
+/// A plan's segment encoded on a task of its own (another core), cancelled when dropped.
+pub(crate) fn spawned(
+    ctx: &SessionContext,
+    plan: &'static str,
+    sink: &SegmentSink,
+) -> Pin<Box<dyn Future<Output = Result<Segment>> + Send + 'static>> {
+    let (ctx, sink) = (ctx.clone(), sink.clone());
+    Box::pin(async move { AbortOnDrop(tokio::spawn(plan_segment(ctx, plan, sink))).await })
+}
+
+/// A task handle that aborts its task when dropped: an export that fails or is cancelled
+/// stops the plans it started.
+struct AbortOnDrop<T>(JoinHandle<Result<T>>);
+
+impl<T> Future for AbortOnDrop<T> {
+    type Output = Result<T>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        Pin::new(&mut self.0).poll(cx).map(|joined| {
+            joined.unwrap_or_else(|e| Err(Error::Internal(format!("export task: {e}"))))
+        })
+    }
+}
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
