@@ -42,7 +42,7 @@ impl SegmentSink {
     pub fn writer(&self) -> Result<ChromeWriter<SegmentOut>> {
         let file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let out = if self.gzip {
-            SegmentOut::Gzip(GzEncoder::new(file, Compression::fast()))
+            SegmentOut::Gzip(Box::new(GzEncoder::new(file, Compression::fast())))
         } else {
             SegmentOut::Plain(file)
         };
@@ -98,7 +98,7 @@ impl SegmentSink {
 /// A stretch's file, plain or behind its gzip member's encoder.
 pub(crate) enum SegmentOut {
     Plain(File),
-    Gzip(GzEncoder<File>),
+    Gzip(Box<GzEncoder<File>>),
 }
 
 impl Write for SegmentOut {
