@@ -29,7 +29,7 @@ impl<'a> Iterator for Members<'a> {
             self.at = key_start;
             return None;
         }
-        let key_end = string_end(b, key_start);
+        let (key_end, escaped) = string_end(b, key_start);
         let colon = key_end + b[key_end..].iter().position(|c| *c == b':')?;
         let value_start = colon
             + 1
@@ -38,18 +38,21 @@ impl<'a> Iterator for Members<'a> {
                 .position(|c| !is_space(char::from(*c)))?;
         let value_end = value_end(b, value_start);
         self.at = value_end;
-        let key = unquote(&self.text[key_start..key_end]);
+        let key = decode(&self.text[key_start..key_end], escaped);
         Some((key, &self.text[value_start..value_end]))
     }
 }
 
 /// The text of the JSON string `quoted` (quotes included), decoded only when it has escapes.
 pub fn unquote(quoted: &str) -> Cow<'_, str> {
-    let inner = &quoted[1..quoted.len() - 1];
-    if inner.contains('\\') {
+    decode(quoted, quoted.contains('\\'))
+}
+
+fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
+    if escaped {
         Cow::Owned(serde_json::from_str(quoted).expect("a validated JSON string decodes"))
     } else {
-        Cow::Borrowed(inner)
+        Cow::Borrowed(&quoted[1..quoted.len() - 1])
     }
 }
 
@@ -57,12 +60,31 @@ fn is_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r')
 }
 
-/// One past the closing quote of the string opening at `b[start]`.
-fn string_end(b: &[u8], start: usize) -> usize {
-    let mut at = start + 1;
+/// One past the closing quote of the string opening at `b[start]`, and whether it has
+/// escapes.
+fn string_end(b: &[u8], start: usize) -> (usize, bool) {
+    // Most keys and values are short: a plain loop beats memchr's setup for those.
+    let short = b.len().min(start + 1 + 16);
+    for at in start + 1..short {
+        match b[at] {
+            b'"' => return (at + 1, false),
+            b'\\' => return (escaped_string_end(b, at), true),
+            _ => {}
+        }
+    }
+    match memchr::memchr2(b'"', b'\\', &b[short..]) {
+        Some(i) if b[short + i] == b'\\' => (escaped_string_end(b, short + i), true),
+        Some(i) => (short + i + 1, false),
+        None => (b.len(), false),
+    }
+}
+
+/// One past the closing quote of a string, from the backslash at `b[at]` on.
+fn escaped_string_end(b: &[u8], mut at: usize) -> usize {
     loop {
+        at += 2; // the backslash and the character it escapes
         match memchr::memchr2(b'"', b'\\', &b[at..]) {
-            Some(i) if b[at + i] == b'\\' => at += i + 2,
+            Some(i) if b[at + i] == b'\\' => at += i,
             Some(i) => return at + i + 1,
             None => return b.len(),
         }
@@ -72,14 +94,14 @@ fn string_end(b: &[u8], start: usize) -> usize {
 /// One past the end of the value starting at `b[start]`.
 fn value_end(b: &[u8], start: usize) -> usize {
     match b[start] {
-        b'"' => string_end(b, start),
+        b'"' => string_end(b, start).0,
         b'{' | b'[' => {
             let mut depth = 0usize;
             let mut at = start;
             while at < b.len() {
                 match b[at] {
                     b'"' => {
-                        at = string_end(b, at);
+                        at = string_end(b, at).0;
                         continue;
                     }
                     b'{' | b'[' => depth += 1,
@@ -127,6 +149,8 @@ mod tests {
             r#"{ "a" : -1.5e3 , "b":"x\"}y" ,"c\u0041":[1,{"d":"]"}],"e":{"f":[]},"g":true,"h":null}"#,
             "{\n\t\"k\\\\\" :\r\n\"v\\\\\"\n}",
             r#"{"a":"", "a": 2}"#,
+            r#"{"a long key, longer than sixteen bytes":"and a \\ \" longer value, with escapes \"","b":1}"#,
+            r#"{"\"":"\\", "x\"y":"y\\\"z"}"#,
         ];
         for text in texts {
             let expected: Vec<(String, String)> = raw_members(text)
