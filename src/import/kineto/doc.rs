@@ -9,6 +9,7 @@ use std::path::Path;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
+use super::json;
 use crate::catalog::cpu_trace::parse_int;
 use crate::error::Error;
 use crate::Result;
@@ -176,76 +177,95 @@ impl<'de> Visitor<'de> for DocVisitor {
     }
 }
 
-/// The fields of one event the importer looks at; the rest stays in its raw text.
-#[derive(Default, serde::Deserialize)]
+/// The fields of one event the importer looks at; the rest stays in its raw text. Values
+/// are JSON text as written (`ts`, `args`, ...) or decoded strings (`ph`, `cat`, `name`).
+#[derive(Default)]
 pub struct Event<'a> {
-    #[serde(borrow, default)]
     pub ph: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub cat: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    pub pid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub tid: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub ts: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub dur: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub id: Option<&'a RawValue>,
-    #[serde(borrow, default)]
-    pub args: Option<&'a RawValue>,
+    pub pid: Option<&'a str>,
+    pub tid: Option<&'a str>,
+    pub ts: Option<&'a str>,
+    pub dur: Option<&'a str>,
+    pub id: Option<&'a str>,
+    pub args: Option<&'a str>,
 }
 
 impl<'a> Event<'a> {
-    /// The fields of `raw`; None when it is not an object of distinct keys.
-    pub fn parse(raw: &'a RawValue) -> Option<Self> {
-        serde_json::from_str(raw.get()).ok()
+    /// The fields of `raw` (valid JSON); None when it is not an object of distinct keys among
+    /// these fields, or `ph`, `cat` or `name` is not a string (what serde would reject).
+    pub fn parse(raw: &'a str) -> Option<Self> {
+        let mut ev = Event::default();
+        let mut seen = 0u16;
+        for (key, value) in json::members(raw)? {
+            let field = match key.as_ref() {
+                "ph" => 0,
+                "cat" => 1,
+                "name" => 2,
+                "pid" => 3,
+                "tid" => 4,
+                "ts" => 5,
+                "dur" => 6,
+                "id" => 7,
+                "args" => 8,
+                _ => continue,
+            };
+            if seen & (1 << field) != 0 {
+                return None;
+            }
+            seen |= 1 << field;
+            let raw = (value != "null").then_some(value);
+            match field {
+                0 => ev.ph = text(value)?,
+                1 => ev.cat = text(value)?,
+                2 => ev.name = text(value)?,
+                3 => ev.pid = raw,
+                4 => ev.tid = raw,
+                5 => ev.ts = raw,
+                6 => ev.dur = raw,
+                7 => ev.id = raw,
+                _ => ev.args = raw,
+            }
+        }
+        Some(ev)
     }
 }
 
-/// An event's `args` members in order (key, raw value); empty when absent or not an object.
-pub struct Args<'a>(pub Vec<(Cow<'a, str>, &'a RawValue)>);
+/// A string field: Some(None) for null, None (the event is dropped) for any other non-string.
+fn text(value: &str) -> Option<Option<Cow<'_, str>>> {
+    match value.as_bytes()[0] {
+        b'"' => Some(Some(json::unquote(value))),
+        b'n' => Some(None),
+        _ => None,
+    }
+}
+
+/// An event's `args` members in order (key, value as written); empty when absent or not an
+/// object.
+pub struct Args<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Args<'a> {
-    pub fn parse(raw: Option<&'a RawValue>) -> Self {
-        struct ArgsVisitor;
-        impl<'de> Visitor<'de> for ArgsVisitor {
-            type Value = Vec<(Cow<'de, str>, &'de RawValue)>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(entry) = map.next_entry()? {
-                    out.push(entry);
-                }
-                Ok(out)
-            }
-        }
-        let members = raw.and_then(|raw| {
-            let mut de = serde_json::Deserializer::from_str(raw.get());
-            de.deserialize_map(ArgsVisitor).ok()
-        });
-        Args(members.unwrap_or_default())
+    pub fn parse(raw: Option<&'a str>) -> Self {
+        Args(
+            raw.and_then(json::members)
+                .map_or_else(Vec::new, Iterator::collect),
+        )
     }
 
     /// The raw value of `key` (the last one when repeated).
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
+    pub fn get(&self, key: &str) -> Option<&'a str> {
         self.0.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
     }
 
     /// The integer value of `key`.
     pub fn int(&self, key: &str) -> Option<i64> {
-        self.get(key).and_then(|raw| parse_int(raw.get()))
+        self.get(key).and_then(parse_int)
     }
 
     /// The string value of `key`.
     pub fn text(&self, key: &str) -> Option<Cow<'a, str>> {
-        self.get(key)
-            .and_then(|raw| serde_json::from_str::<Cow<'a, str>>(raw.get()).ok())
+        self.get(key).and_then(|raw| text(raw).flatten())
     }
 
     /// `External id`, or the older spelling `external id`.
@@ -253,19 +273,30 @@ impl<'a> Args<'a> {
         self.int("External id").or_else(|| self.int("external id"))
     }
 
-    /// The members whose keys are not in `mapped`, as a JSON object's text; None when none.
-    pub fn rest_as_object(&self, mapped: &[&str]) -> Option<String> {
+    /// The members whose keys are in none of `mapped`, as a JSON object's text; None when none.
+    pub fn rest_as_object(&self, mapped: &[&[&str]]) -> Option<String> {
         let mut out = String::new();
         for (key, value) in &self.0 {
-            if mapped.contains(&key.as_ref()) {
+            if mapped.iter().any(|keys| keys.contains(&key.as_ref())) {
                 continue;
             }
             out.push(if out.is_empty() { '{' } else { ',' });
-            out.push_str(&serde_json::to_string(key.as_ref()).expect("a string encodes"));
+            push_json_string(&mut out, key);
             out.push(':');
-            out.push_str(value.get());
+            out.push_str(value);
         }
         (!out.is_empty()).then(|| out + "}")
+    }
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it.
+fn push_json_string(out: &mut String, s: &str) {
+    if s.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        out.push('"');
+        out.push_str(s);
+        out.push('"');
+    } else {
+        out.push_str(&serde_json::to_string(s).expect("a string encodes"));
     }
 }
 
@@ -316,16 +347,15 @@ mod tests {
 
     #[test]
     fn args_split_into_mapped_and_rest() {
-        let raw: &RawValue =
-            serde_json::from_str(r#"{"device": 0, "grid": [1,2,3], "warps per SM": 1.5}"#).unwrap();
+        let raw = r#"{"device": 0, "grid": [1,2,3], "warps per SM": 1.5}"#;
         let args = Args::parse(Some(raw));
         assert_eq!(args.int("device"), Some(0));
         assert_eq!(
-            args.rest_as_object(&["device", "grid"]).as_deref(),
+            args.rest_as_object(&[&["device"], &["grid"]]).as_deref(),
             Some(r#"{"warps per SM":1.5}"#)
         );
         assert_eq!(
-            args.rest_as_object(&["device", "grid", "warps per SM"]),
+            args.rest_as_object(&[&["device", "grid", "warps per SM"]]),
             None
         );
     }

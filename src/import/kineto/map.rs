@@ -70,14 +70,14 @@ pub struct Op {
 }
 
 /// An integer id field (`pid`, `tid`): a number or a string of digits.
-fn id_int(raw: Option<&serde_json::value::RawValue>) -> Option<i64> {
-    raw.and_then(|r| parse_int(r.get()))
+fn id_int(raw: Option<&str>) -> Option<i64> {
+    raw.and_then(parse_int)
 }
 
 /// `[x, y, z]`; zeros when absent or malformed (the exporter writes the triple unconditionally).
 fn dim3(args: &Args, key: &str) -> [i64; 3] {
     args.get(key)
-        .and_then(|raw| serde_json::from_str::<[i64; 3]>(raw.get()).ok())
+        .and_then(|raw| serde_json::from_str::<[i64; 3]>(raw).ok())
         .unwrap_or([0; 3])
 }
 
@@ -149,7 +149,7 @@ pub fn kernel(t: &mut Table, ev: &Event, args: &Args, span: Span) -> Op {
     let c = common(ev, args);
     let [gx, gy, gz] = dim3(args, "grid");
     let [bx, by, bz] = dim3(args, "block");
-    let rest = args.rest_as_object(&[COMMON_KEYS, KERNEL_KEYS].concat());
+    let rest = args.rest_as_object(&[COMMON_KEYS, KERNEL_KEYS]);
     let [s, e, d, ctx, st, corr, gn, g] = c.cells(span);
     t.push(&[
         s,
@@ -239,7 +239,7 @@ pub fn memcpy(t: &mut Table, ev: &Event, args: &Args, span: Span) -> Op {
             .and_then(|k| code(COPY_KINDS, &k))
             .unwrap_or(0);
     }
-    let rest = args.rest_as_object(&[COMMON_KEYS, &["bytes"]].concat());
+    let rest = args.rest_as_object(&[COMMON_KEYS, &["bytes"]]);
     let [s, e, d, ctx, st, corr, gn, g] = c.cells(span);
     t.push(&[
         s,
@@ -271,7 +271,7 @@ pub fn memcpy(t: &mut Table, ev: &Event, args: &Args, span: Span) -> Op {
 pub fn memset(t: &mut Table, ev: &Event, args: &Args, span: Span) -> Op {
     let c = common(ev, args);
     let name = ev.name.as_deref().unwrap_or("");
-    let rest = args.rest_as_object(&[COMMON_KEYS, &["bytes"]].concat());
+    let rest = args.rest_as_object(&[COMMON_KEYS, &["bytes"]]);
     let [s, e, d, ctx, st, corr, gn, g] = c.cells(span);
     t.push(&[
         s,

@@ -14,6 +14,7 @@
 mod annotate;
 mod cpu_trace;
 pub mod doc;
+mod json;
 mod map;
 mod tables;
 
@@ -94,18 +95,16 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut next_sync_id = 0;
     let mut dropped = 0;
     let (mut first_ns, mut last_ns) = (None::<i64>, None::<i64>);
+    let started = super::clock();
 
     for (i, raw) in doc.events.iter().enumerate() {
-        let Some(ev) = Event::parse(raw) else {
+        let Some(ev) = Event::parse(raw.get()) else {
             dropped += 1;
             keep[i] = false;
             continue;
         };
-        let start = ev
-            .ts
-            .and_then(|r| micros_text_to_ns(r.get()))
-            .map(|t| t + base);
-        let dur = ev.dur.and_then(|r| micros_text_to_ns(r.get()));
+        let start = ev.ts.and_then(micros_text_to_ns).map(|t| t + base);
+        let dur = ev.dur.and_then(micros_text_to_ns);
         if let Some(s) = start.filter(|_| ev.ph.as_deref() != Some("M")) {
             first_ns = Some(first_ns.map_or(s, |f| f.min(s)));
             let e = s + dur.unwrap_or(0).max(0);
@@ -115,7 +114,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
         match class {
             Class::Cpu => continue,
             Class::LaunchFlow { start } => {
-                if let Some(id) = ev.id.and_then(|r| parse_int(r.get())) {
+                if let Some(id) = ev.id.and_then(parse_int) {
                     flows.push((i, start, id));
                 }
                 continue;
@@ -186,6 +185,9 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
         keep[i] = false;
     }
 
+    super::profile("map", started);
+    let started = super::clock();
+
     // Launch flows whose ends the exporter redraws from the window's correlation ids.
     let op_corr: HashSet<i64> = ops.iter().map(|o| o.correlation).collect();
     for (i, start, id) in flows {
@@ -235,7 +237,10 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
             cupti_version: doc.member("cupti_version").and_then(|r| parse_int(r.get())),
         },
     )?;
+    super::profile("tables", started);
+    let started = super::clock();
     let cpu_events = cpu_trace::write(doc, &keep, &dir.join(CPU_TRACE_FILE))?;
+    super::profile("cpu_trace", started);
     Ok(ImportStats {
         regions,
         cpu_events,
@@ -243,8 +248,8 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     })
 }
 
-fn id_int(raw: Option<&serde_json::value::RawValue>) -> Option<i64> {
-    raw.and_then(|r| parse_int(r.get()))
+fn id_int(raw: Option<&str>) -> Option<i64> {
+    raw.and_then(parse_int)
 }
 
 fn missing_time(class: Class) -> &'static str {

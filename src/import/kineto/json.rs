@@ -1,0 +1,189 @@
+//! Walk the members of a JSON object whose text serde_json has already validated (an event,
+//! its `args`). Validation is done once, by [`super::Doc::parse`]; here only the structure is
+//! followed, which is several times cheaper than a second serde pass over every event.
+
+use std::borrow::Cow;
+
+/// The members of the object `text` in order, as (key, value as written); None when `text`
+/// is not an object. `text` must be valid JSON.
+pub fn members(text: &str) -> Option<Members<'_>> {
+    let text = text.trim_matches(is_space);
+    text.starts_with('{').then_some(Members { text, at: 1 })
+}
+
+/// Iterator of [`members`].
+pub struct Members<'a> {
+    text: &'a str,
+    /// Byte offset just past `{` or the last value.
+    at: usize,
+}
+
+impl<'a> Iterator for Members<'a> {
+    type Item = (Cow<'a, str>, &'a str);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let b = self.text.as_bytes();
+        // past whitespace and the separating comma to the key's quote, or the closing brace
+        let key_start = self.at + b[self.at..].iter().position(|c| *c == b'"' || *c == b'}')?;
+        if b[key_start] == b'}' {
+            self.at = key_start;
+            return None;
+        }
+        let (key_end, escaped) = string_end(b, key_start);
+        let colon = key_end + b[key_end..].iter().position(|c| *c == b':')?;
+        let value_start = colon
+            + 1
+            + b[colon + 1..]
+                .iter()
+                .position(|c| !is_space(char::from(*c)))?;
+        let value_end = value_end(b, value_start);
+        self.at = value_end;
+        let key = decode(&self.text[key_start..key_end], escaped);
+        Some((key, &self.text[value_start..value_end]))
+    }
+}
+
+/// The text of the JSON string `quoted` (quotes included), decoded only when it has escapes.
+pub fn unquote(quoted: &str) -> Cow<'_, str> {
+    decode(quoted, quoted.contains('\\'))
+}
+
+fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
+    if escaped {
+        Cow::Owned(serde_json::from_str(quoted).expect("a validated JSON string decodes"))
+    } else {
+        Cow::Borrowed(&quoted[1..quoted.len() - 1])
+    }
+}
+
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r')
+}
+
+/// One past the closing quote of the string opening at `b[start]`, and whether it has
+/// escapes.
+fn string_end(b: &[u8], start: usize) -> (usize, bool) {
+    // Most keys and values are short: a plain loop beats memchr's setup for those.
+    let short = b.len().min(start + 1 + 16);
+    for at in start + 1..short {
+        match b[at] {
+            b'"' => return (at + 1, false),
+            b'\\' => return (escaped_string_end(b, at), true),
+            _ => {}
+        }
+    }
+    match memchr::memchr2(b'"', b'\\', &b[short..]) {
+        Some(i) if b[short + i] == b'\\' => (escaped_string_end(b, short + i), true),
+        Some(i) => (short + i + 1, false),
+        None => (b.len(), false),
+    }
+}
+
+/// One past the closing quote of a string, from the backslash at `b[at]` on.
+fn escaped_string_end(b: &[u8], mut at: usize) -> usize {
+    loop {
+        at += 2; // the backslash and the character it escapes
+        match memchr::memchr2(b'"', b'\\', &b[at..]) {
+            Some(i) if b[at + i] == b'\\' => at += i,
+            Some(i) => return at + i + 1,
+            None => return b.len(),
+        }
+    }
+}
+
+/// One past the end of the value starting at `b[start]`.
+fn value_end(b: &[u8], start: usize) -> usize {
+    match b[start] {
+        b'"' => string_end(b, start).0,
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut at = start;
+            while at < b.len() {
+                match b[at] {
+                    b'"' => {
+                        at = string_end(b, at).0;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return at + 1;
+                        }
+                    }
+                    _ => {}
+                }
+                at += 1;
+            }
+            b.len()
+        }
+        // a number, true, false or null
+        _ => {
+            start
+                + b[start..]
+                    .iter()
+                    .position(|c| matches!(c, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
+                    .unwrap_or(b.len() - start)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(text: &str) -> Option<Vec<(String, String)>> {
+        Some(
+            members(text)?
+                .map(|(k, v)| (k.into_owned(), v.to_string()))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn members_match_serde_json_on_tricky_objects() {
+        let texts = [
+            r#"{}"#,
+            r#" { } "#,
+            r#"{"a":1}"#,
+            r#"{ "a" : -1.5e3 , "b":"x\"}y" ,"c\u0041":[1,{"d":"]"}],"e":{"f":[]},"g":true,"h":null}"#,
+            "{\n\t\"k\\\\\" :\r\n\"v\\\\\"\n}",
+            r#"{"a":"", "a": 2}"#,
+            r#"{"a long key, longer than sixteen bytes":"and a \\ \" longer value, with escapes \"","b":1}"#,
+            r#"{"\"":"\\", "x\"y":"y\\\"z"}"#,
+        ];
+        for text in texts {
+            let expected: Vec<(String, String)> = raw_members(text)
+                .unwrap()
+                .into_iter()
+                .map(|(k, v)| (k, v.get().to_string()))
+                .collect();
+            assert_eq!(all(text).unwrap(), expected, "{text}");
+        }
+        assert_eq!(all("[1, 2]"), None);
+        assert_eq!(all(r#""{}""#), None);
+        assert_eq!(all("null"), None);
+    }
+
+    /// serde_json's view: keys decoded, values as written, duplicates kept.
+    fn raw_members(text: &str) -> Option<Vec<(String, Box<serde_json::value::RawValue>)>> {
+        use serde::de::{Deserializer, MapAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Vec<(String, Box<serde_json::value::RawValue>)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = map.next_entry()? {
+                    out.push(entry);
+                }
+                Ok(out)
+            }
+        }
+        serde_json::Deserializer::from_str(text)
+            .deserialize_map(V)
+            .ok()
+    }
+}
