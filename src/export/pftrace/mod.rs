@@ -64,11 +64,13 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             config.compression_level
         )));
     }
+    let mut profile = Profile::start();
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
     let ctx = crate::catalog::open(&window).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
+    profile.mark("open window");
 
     // Tracks and slices, group by group, in the reference's registration order.
     let mut tracks = Tracks::default();
@@ -92,7 +94,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         );
     }
 
+    profile.mark("cpu slices");
     let api = collect(&ctx, "SELECT * FROM pftrace_api ORDER BY pos").await?;
+    profile.mark("pftrace_api");
     let mut api_pid = None;
     for cat in ["cuda_runtime", "cuda_driver"] {
         let mut rows = Vec::new();
@@ -132,7 +136,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
 
+    profile.mark("api slices");
     let overhead = collect(&ctx, "SELECT * FROM pftrace_overhead ORDER BY ord").await?;
+    profile.mark("pftrace_overhead");
     if overhead.iter().any(|b| b.num_rows() > 0) {
         let uuid = tracks.thread(&Id::Int(-1), &Id::Int(0), "Overhead", "Overhead");
         let mut rows = Vec::new();
@@ -157,6 +163,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     }
 
     let sync = collect(&ctx, "SELECT * FROM pftrace_sync ORDER BY ord").await?;
+    profile.mark("pftrace_sync");
     let mut stream_tracks = HashSet::new();
     for wait in [false, true] {
         let mut rows = Vec::new();
@@ -214,6 +221,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
     nest_track_slices(&mut groups, &stream_tracks);
+    profile.mark("sync slices");
 
     // Interning: one name table (slices, then render-stage names), one category table.
     let mut name_iid: HashMap<String, u64> = HashMap::new();
@@ -249,13 +257,17 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         }
         slice_iids.push(ids);
     }
+    profile.mark("intern slices");
     let gfx_pid = match &tracks.first_pid {
         Some(Id::Int(p)) => *p as i32,
         _ => 0,
     };
     let render = render::prepare(&ctx, &mut interned, &mut intern, gfx_pid).await?;
+    profile.mark("intern render (pftrace_lane, names)");
     let counters = render::prepare_counters(&ctx, &mut interned).await?;
+    profile.mark("intern counters");
     let extras = render::constant_extras(config, &doc, &ctx, &tracks, api_pid).await?;
+    profile.mark("extras");
 
     // Write.
     let mut file = AtomicFile::create(&config.output)?;
@@ -295,15 +307,42 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
                     .map_err(io)?;
             }
         }
+        profile.mark("write slices");
         render::write_render(&ctx, &render, &extras, &mut w).await?;
+        profile.mark("write pftrace_render");
         render::write_counters(&ctx, &counters, &mut w).await?;
+        profile.mark("write pftrace_counter_sample");
         let packets = w.packets();
         w.finish().map_err(io)?;
         buffered.flush().map_err(io)?;
         packets
     };
     file.commit()?;
+    profile.mark("finish");
     Ok(ExportSummary { events: packets })
+}
+
+/// `TRACESQL_PROFILE=1` prints each stage's wall time (as the Chrome export does per plan):
+/// where an export spends its time.
+struct Profile {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Profile {
+    fn start() -> Profile {
+        Profile {
+            on: std::env::var_os("TRACESQL_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, stage: &str) {
+        if self.on {
+            eprintln!("{stage}: {:.3} s", self.last.elapsed().as_secs_f64());
+            self.last = std::time::Instant::now();
+        }
+    }
 }
 
 /// Make each GPU-stream track's slices nest (Perfetto pairs BEGIN/END per track with a
