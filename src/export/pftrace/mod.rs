@@ -16,9 +16,11 @@ mod tracks;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::prelude::SessionContext;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{col, SessionContext};
 
 use self::columns::{id_lists, int, ints, text, texts};
 use self::tracks::{Id, Tracks};
@@ -26,6 +28,7 @@ use super::{register_export, ExportSummary, TraceDoc};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
+use crate::sql::EXPORT;
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -71,6 +74,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
     profile.mark("open window");
+    hold_render_rows(&ctx).await?;
+    profile.mark("_pftrace_render_row");
 
     // Tracks and slices, group by group, in the reference's registration order.
     let mut tracks = Tracks::default();
@@ -107,10 +112,11 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             let (start, end) = (ints(batch, "start_ns")?, ints(batch, "end_ns")?);
             let (cbid, corr) = (ints(batch, "cbid")?, ints(batch, "correlation_id")?);
             let links = id_lists(batch, "gpu_correlation")?;
-            for (i, link) in links.into_iter().enumerate() {
+            for (i, mut link) in links.into_iter().enumerate() {
                 if text(&cats, i) != Some(cat) {
                     continue;
                 }
+                link.sort_unstable();
                 api_pid.get_or_insert(int(&pid, i));
                 pairs.push((int(&pid, i), int(&tid, i)));
                 rows.push(SliceRow {
@@ -389,6 +395,33 @@ fn nest_track_slices(groups: &mut [Vec<SliceRow>], stream_tracks: &HashSet<u64>)
         }
         stack.push((g, r));
     }
+}
+
+/// The render-stage rows every later plan reads (lanes, kernel names, launch links, the
+/// stages and their waits: seven scans), and whose numbering sorts every GPU op: evaluate
+/// `_pftrace_render_row` once, hold it in event_id order, and re-create the plans registered
+/// after it over the held rows.
+async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
+    const ROWS: &str = "_pftrace_render_row";
+    let df = ctx
+        .sql(&format!("SELECT * FROM {ROWS} ORDER BY event_id"))
+        .await?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await?;
+    let table = MemTable::try_new(schema, vec![batches])?
+        .with_sort_order(vec![vec![col("event_id").sort(true, false)]]);
+    ctx.deregister_table(ROWS)?;
+    ctx.register_table(ROWS, Arc::new(table))?;
+    let later = EXPORT
+        .iter()
+        .skip_while(|o| o.name != ROWS)
+        .skip(1);
+    for object in later {
+        ctx.sql(object.text)
+            .await
+            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+    }
+    Ok(())
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
