@@ -57,15 +57,17 @@ pub fn id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
 /// ordinal order (NULL: empty).
 pub fn ordered_id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
     let c = column(batch, name)?;
-    let list = c.as_list_opt::<i32>().ok_or_else(|| {
-        Error::Internal(format!("pftrace plan column `{name}` is not a list"))
-    })?;
+    let list = c
+        .as_list_opt::<i32>()
+        .ok_or_else(|| Error::Internal(format!("pftrace plan column `{name}` is not a list")))?;
     let pairs = list.values().as_struct();
     let field = |f: &str| -> Result<Int64Array> {
         let c = pairs
             .column_by_name(f)
             .ok_or_else(|| Error::Internal(format!("pftrace plan column `{name}` has no `{f}`")))?;
-        Ok(cast(c, &DataType::Int64)?.as_primitive::<Int64Type>().clone())
+        Ok(cast(c, &DataType::Int64)?
+            .as_primitive::<Int64Type>()
+            .clone())
     };
     let (ordinal, event) = (field("ordinal")?, field("event_id")?);
     let offsets = list.value_offsets();

@@ -5,8 +5,9 @@
 //! atomically, packets in the reference's order (spec §2): clock snapshot, track
 //! descriptors, interned data, track-event slices group by group (CPU, runtime, driver,
 //! overhead, sync, sync waits: each group's BEGINs, then its ENDs), render stages, counters.
-//! The slices are held (their tracks, names and the sync nesting repair need them all);
-//! render stages and counters stream from their plans.
+//! The slices are held (their tracks, names and the sync nesting repair need them all), and
+//! so are the render-stage rows (`_pftrace_render_row`, read by seven plans); render stages
+//! and counters stream from their plans.
 
 mod columns;
 mod cpu;
@@ -412,10 +413,7 @@ async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
         .with_sort_order(vec![vec![col("event_id").sort(true, false)]]);
     ctx.deregister_table(ROWS)?;
     ctx.register_table(ROWS, Arc::new(table))?;
-    let later = EXPORT
-        .iter()
-        .skip_while(|o| o.name != ROWS)
-        .skip(1);
+    let later = EXPORT.iter().skip_while(|o| o.name != ROWS).skip(1);
     for object in later {
         ctx.sql(object.text)
             .await
