@@ -16,7 +16,7 @@ SELECT
   a.process_id,
   a.tid,
   a.correlation_id,
-  -- render-stage event ids of a launch (NULL: none)
+  -- render-stage event ids of a launch, in no order (NULL: none)
   CASE WHEN (a.cat = 'cuda_runtime'
              AND (a.name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
                              'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',

@@ -5,7 +5,8 @@
 -- (100 + rank of the lane number among all lanes, as the reference ranks them: by lane
 -- number alone, across GPUs), and the graph dependencies it waits on: its graph_deps
 -- predecessors (in list order) that ran in the same replay (correlation id; a node's later
--- row wins), as event ids.
+-- row wins), as (list ordinal, event id) pairs the encoder puts in list order (an ordered
+-- array_agg was most of this plan's time).
 CREATE OR REPLACE VIEW pftrace_render AS
 SELECT
   r.event_id,
@@ -20,7 +21,7 @@ SELECT
   r.device_id,
   -- hw_queue_iid: the lane's gpu_specifications iid
   99 + CAST(DENSE_RANK() OVER (ORDER BY r.lane) AS BIGINT) AS hw_queue_iid,
-  -- event ids this op waits on (NULL: none)
+  -- what this op waits on, {ordinal, event_id} in no order (NULL: none)
   w.waits,
   r.name,
   r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z,
@@ -46,7 +47,8 @@ FROM (
   FROM _pftrace_render_row
 ) r
 LEFT JOIN (
-  SELECT o.event_id, array_agg(m.event_id ORDER BY d.pred_ordinal) AS waits
+  SELECT o.event_id,
+    array_agg(named_struct('ordinal', d.pred_ordinal, 'event_id', m.event_id)) AS waits
   FROM _pftrace_render_row o
   JOIN graph_deps d ON d.node_id = o.graph_node_id AND d.pred_node_id IS NOT NULL
   JOIN (

@@ -53,6 +53,40 @@ pub fn id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
         .collect())
 }
 
+/// Column `name`, a list of `{ordinal, event_id}` structs, as each row's event ids in
+/// ordinal order (NULL: empty).
+pub fn ordered_id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
+    let c = column(batch, name)?;
+    let list = c
+        .as_list_opt::<i32>()
+        .ok_or_else(|| Error::Internal(format!("pftrace plan column `{name}` is not a list")))?;
+    let pairs = list.values().as_struct();
+    let field = |f: &str| -> Result<Int64Array> {
+        let c = pairs
+            .column_by_name(f)
+            .ok_or_else(|| Error::Internal(format!("pftrace plan column `{name}` has no `{f}`")))?;
+        Ok(cast(c, &DataType::Int64)?
+            .as_primitive::<Int64Type>()
+            .clone())
+    };
+    let (ordinal, event) = (field("ordinal")?, field("event_id")?);
+    let offsets = list.value_offsets();
+    Ok((0..list.len())
+        .map(|i| {
+            if list.is_null(i) {
+                return Vec::new();
+            }
+            let range = offsets[i] as usize..offsets[i + 1] as usize;
+            let mut items: Vec<(i64, u64)> = range
+                .filter(|&j| event.is_valid(j))
+                .map(|j| (int(&ordinal, j), event.value(j) as u64))
+                .collect();
+            items.sort_unstable();
+            items.into_iter().map(|(_, id)| id).collect()
+        })
+        .collect())
+}
+
 pub fn int(a: &Int64Array, i: usize) -> i64 {
     if a.is_null(i) {
         0

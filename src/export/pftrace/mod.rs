@@ -5,8 +5,9 @@
 //! atomically, packets in the reference's order (spec §2): clock snapshot, track
 //! descriptors, interned data, track-event slices group by group (CPU, runtime, driver,
 //! overhead, sync, sync waits: each group's BEGINs, then its ENDs), render stages, counters.
-//! The slices are held (their tracks, names and the sync nesting repair need them all);
-//! render stages and counters stream from their plans.
+//! The slices are held (their tracks, names and the sync nesting repair need them all), and
+//! so are the render-stage rows (`_pftrace_render_row`, read by seven plans); render stages
+//! and counters stream from their plans.
 
 mod columns;
 mod cpu;
@@ -16,9 +17,11 @@ mod tracks;
 use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::prelude::SessionContext;
+use datafusion::datasource::MemTable;
+use datafusion::prelude::{col, SessionContext};
 
 use self::columns::{id_lists, int, ints, text, texts};
 use self::tracks::{Id, Tracks};
@@ -26,6 +29,7 @@ use super::{register_export, ExportSummary, TraceDoc};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
+use crate::sql::EXPORT;
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -66,11 +70,15 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             config.compression_level
         )));
     }
+    let mut profile = Profile::start();
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
     let ctx = super::filter::open_catalog(&window, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
+    profile.mark("open window");
+    hold_render_rows(&ctx).await?;
+    profile.mark("_pftrace_render_row");
 
     // Tracks and slices, group by group, in the reference's registration order.
     let mut tracks = Tracks::default();
@@ -94,7 +102,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         );
     }
 
+    profile.mark("cpu slices");
     let api = collect(&ctx, "SELECT * FROM pftrace_api ORDER BY pos").await?;
+    profile.mark("pftrace_api");
     let mut api_pid = None;
     for cat in ["cuda_runtime", "cuda_driver"] {
         let mut rows = Vec::new();
@@ -105,10 +115,11 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             let (start, end) = (ints(batch, "start_ns")?, ints(batch, "end_ns")?);
             let (cbid, corr) = (ints(batch, "cbid")?, ints(batch, "correlation_id")?);
             let links = id_lists(batch, "gpu_correlation")?;
-            for (i, link) in links.into_iter().enumerate() {
+            for (i, mut link) in links.into_iter().enumerate() {
                 if text(&cats, i) != Some(cat) {
                     continue;
                 }
+                link.sort_unstable();
                 api_pid.get_or_insert(int(&pid, i));
                 pairs.push((int(&pid, i), int(&tid, i)));
                 rows.push(SliceRow {
@@ -134,7 +145,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
 
+    profile.mark("api slices");
     let overhead = collect(&ctx, "SELECT * FROM pftrace_overhead ORDER BY ord").await?;
+    profile.mark("pftrace_overhead");
     if overhead.iter().any(|b| b.num_rows() > 0) {
         let uuid = tracks.thread(&Id::Int(-1), &Id::Int(0), "Overhead", "Overhead");
         let mut rows = Vec::new();
@@ -159,6 +172,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     }
 
     let sync = collect(&ctx, "SELECT * FROM pftrace_sync ORDER BY ord").await?;
+    profile.mark("pftrace_sync");
     let mut stream_tracks = HashSet::new();
     for wait in [false, true] {
         let mut rows = Vec::new();
@@ -216,6 +230,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
     nest_track_slices(&mut groups, &stream_tracks);
+    profile.mark("sync slices");
 
     // Interning: one name table (slices, then render-stage names), one category table.
     let mut name_iid: HashMap<String, u64> = HashMap::new();
@@ -251,13 +266,17 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         }
         slice_iids.push(ids);
     }
+    profile.mark("intern slices");
     let gfx_pid = match &tracks.first_pid {
         Some(Id::Int(p)) => *p as i32,
         _ => 0,
     };
     let render = render::prepare(&ctx, &mut interned, &mut intern, gfx_pid).await?;
+    profile.mark("intern render (pftrace_lane, names)");
     let counters = render::prepare_counters(&ctx, &mut interned).await?;
+    profile.mark("intern counters");
     let extras = render::constant_extras(config, &doc, &ctx, &tracks, api_pid).await?;
+    profile.mark("extras");
 
     // Write.
     let mut file = AtomicFile::create(&config.output)?;
@@ -297,15 +316,42 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
                     .map_err(io)?;
             }
         }
+        profile.mark("write slices");
         render::write_render(&ctx, &render, &extras, &mut w).await?;
+        profile.mark("write pftrace_render");
         render::write_counters(&ctx, &counters, &mut w).await?;
+        profile.mark("write pftrace_counter_sample");
         let packets = w.packets();
         w.finish().map_err(io)?;
         buffered.flush().map_err(io)?;
         packets
     };
     file.commit()?;
+    profile.mark("finish");
     Ok(ExportSummary { events: packets })
+}
+
+/// `TRACESQL_PROFILE=1` prints each stage's wall time (as the Chrome export does per plan):
+/// where an export spends its time.
+struct Profile {
+    on: bool,
+    last: std::time::Instant,
+}
+
+impl Profile {
+    fn start() -> Profile {
+        Profile {
+            on: std::env::var_os("TRACESQL_PROFILE").is_some(),
+            last: std::time::Instant::now(),
+        }
+    }
+
+    fn mark(&mut self, stage: &str) {
+        if self.on {
+            eprintln!("{stage}: {:.3} s", self.last.elapsed().as_secs_f64());
+            self.last = std::time::Instant::now();
+        }
+    }
 }
 
 /// Make each GPU-stream track's slices nest (Perfetto pairs BEGIN/END per track with a
@@ -352,6 +398,30 @@ fn nest_track_slices(groups: &mut [Vec<SliceRow>], stream_tracks: &HashSet<u64>)
         }
         stack.push((g, r));
     }
+}
+
+/// The render-stage rows every later plan reads (lanes, kernel names, launch links, the
+/// stages and their waits: seven scans), and whose numbering sorts every GPU op: evaluate
+/// `_pftrace_render_row` once, hold it in event_id order, and re-create the plans registered
+/// after it over the held rows.
+async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
+    const ROWS: &str = "_pftrace_render_row";
+    let df = ctx
+        .sql(&format!("SELECT * FROM {ROWS} ORDER BY event_id"))
+        .await?;
+    let schema = Arc::new(df.schema().as_arrow().clone());
+    let batches = df.collect().await?;
+    let table = MemTable::try_new(schema, vec![batches])?
+        .with_sort_order(vec![vec![col("event_id").sort(true, false)]]);
+    ctx.deregister_table(ROWS)?;
+    ctx.register_table(ROWS, Arc::new(table))?;
+    let later = EXPORT.iter().skip_while(|o| o.name != ROWS).skip(1);
+    for object in later {
+        ctx.sql(object.text)
+            .await
+            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+    }
+    Ok(())
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

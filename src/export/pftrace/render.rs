@@ -9,7 +9,7 @@ use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Map, Value};
 
-use super::columns::{id_lists, int, ints, text, texts};
+use super::columns::{int, ints, ordered_id_lists, text, texts};
 use super::tracks::{Id, Tracks};
 use super::{collect, PftraceConfig};
 use crate::error::Error;
@@ -265,7 +265,7 @@ pub async fn write_render<W: Write>(
             texts(&batch, "host_fn")?,
         );
         let host_fn_addr = c("host_fn_addr")?;
-        let waits = id_lists(&batch, "waits")?;
+        let waits = ordered_id_lists(&batch, "waits")?;
         for (i, waits) in waits.iter().enumerate() {
             let (name_iid, kernel_iid) = text(&names, i)
                 .and_then(|n| tables.names.get(n))
