@@ -43,6 +43,11 @@ impl AtomicFile {
         BufWriter::with_capacity(1 << 20, self.tmp.as_file_mut())
     }
 
+    /// The temporary file itself, for writers that do their own buffering.
+    pub fn file(&mut self) -> &mut std::fs::File {
+        self.tmp.as_file_mut()
+    }
+
     /// Move the complete file into place.
     pub fn commit(self) -> Result<()> {
         let dest = self.dest;

@@ -13,7 +13,6 @@ mod trace_doc;
 mod udf;
 
 use std::future::Future;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -98,12 +97,16 @@ pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>
 
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
+    let started = std::time::Instant::now();
     let (window, cpu_path, bytes) = open_single_window(&config.window)?;
+    profile("read the CPU trace", started);
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
+    profile("split the CPU trace", started);
 
     let ctx = filter::open_catalog(&window, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     filter::pair_launch_flows(&ctx, &config.filter).await?;
+    profile("plan", started);
 
     let cpu_rows = collect(
         &ctx,
@@ -111,6 +114,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
          ORDER BY event_index",
     )
     .await?;
+    profile("chrome_cpu_event", started);
 
     let trace_name = config
         .trace_name
@@ -137,21 +141,26 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     };
     let segments = encode_document(&parts, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
+    profile("encode", started);
 
     let mut file = AtomicFile::create(&config.output)?;
-    {
-        let mut out = file.writer();
-        sink.join(
-            &mut out,
-            &document_head(&head),
-            segments,
-            &document_tail(&tail),
-            &config.output,
-        )?;
-        out.flush().map_err(|e| Error::io(&config.output, e))?;
-    }
+    sink.join(
+        file.file(),
+        &document_head(&head),
+        segments,
+        &document_tail(&tail),
+        &config.output,
+    )?;
     file.commit()?;
+    profile("join", started);
     Ok(ExportSummary { events })
+}
+
+/// With TRACESQL_PROFILE=1, print the time since `started` at the end of a stage.
+fn profile(stage: &str, started: std::time::Instant) {
+    if std::env::var_os("TRACESQL_PROFILE").is_some() {
+        eprintln!("[{:.3} s] {stage}", started.elapsed().as_secs_f64());
+    }
 }
 
 /// What one document is made of.

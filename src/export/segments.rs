@@ -70,10 +70,11 @@ impl SegmentSink {
     }
 
     /// Write the document: `head` (up to `"traceEvents":[`), the non-empty `segments` in
-    /// order with a comma between two, `tail`.
+    /// order with a comma between two, `tail`. Segments are copied file to file, which the
+    /// kernel does without passing the bytes through user space.
     pub fn join(
         &self,
-        out: &mut impl Write,
+        out: &mut File,
         head: &[u8],
         segments: Vec<Segment>,
         tail: &[u8],
@@ -140,7 +141,11 @@ pub(crate) async fn plan_segment(
 pub(crate) async fn encode_all<'a>(
     segments: Vec<Pin<Box<dyn Future<Output = Result<Segment>> + Send + 'a>>>,
 ) -> Result<Vec<Segment>> {
-    let jobs = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = match std::env::var("TRACESQL_EXPORT_JOBS") {
+        // TRACESQL_EXPORT_JOBS=1 runs the plans one by one: profiles that add up.
+        Ok(jobs) => jobs.parse().unwrap_or(1).max(1),
+        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    };
     let mut encoded = futures::stream::iter(segments).buffered(jobs);
     let mut out = Vec::new();
     while let Some(segment) = encoded.next().await {

@@ -37,8 +37,12 @@ impl SharedRows {
         let table = self
             .rows
             .get_or_try_init(|| async {
+                let started = std::time::Instant::now();
                 let schema = self.query.schema().as_arrow().clone();
                 let partitions = self.query.clone().collect_partitioned().await?;
+                if std::env::var_os("TRACESQL_PROFILE").is_some() {
+                    eprintln!("  (shared rows: {:.3} s)", started.elapsed().as_secs_f64());
+                }
                 MemTable::try_new(Arc::new(schema), partitions).map(Arc::new)
             })
             .await?;
