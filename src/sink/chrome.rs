@@ -411,7 +411,10 @@ impl<'a> Column<'a> {
         match self {
             Column::I64(a) => write_int(buf, a.value(row)),
             Column::I32(a) => write_int(buf, a.value(row) as i64),
-            Column::U64(a) => buf.extend_from_slice(a.value(row).to_string().as_bytes()),
+            Column::U64(a) => match i64::try_from(a.value(row)) {
+                Ok(v) => write_int(buf, v),
+                Err(_) => buf.extend_from_slice(a.value(row).to_string().as_bytes()),
+            },
             Column::F64(a) => write_py_float(buf, a.value(row)),
             Column::Bool(a) => buf.extend_from_slice(if a.value(row) { b"true" } else { b"false" }),
             Column::Str(_, true) => buf.extend_from_slice(self.text(row).as_bytes()),
@@ -443,6 +446,12 @@ fn write_int(buf: &mut Vec<u8>, v: i64) {
 pub fn write_str(buf: &mut Vec<u8>, s: &str) {
     buf.push(b'"');
     let bytes = s.as_bytes();
+    // Most names need no escape: one check the compiler vectorizes, one copy.
+    if !bytes.iter().any(|&b| b < 0x20 || b == b'"' || b == b'\\') {
+        buf.extend_from_slice(bytes);
+        buf.push(b'"');
+        return;
+    }
     let mut start = 0;
     for (i, &b) in bytes.iter().enumerate() {
         let esc: &[u8] = match b {
@@ -481,11 +490,30 @@ pub fn write_py_float(buf: &mut Vec<u8>, v: f64) {
         buf.extend_from_slice(if v > 0.0 { b"Infinity" } else { b"-Infinity" });
         return;
     }
-    // Rust's `{:e}` is the shortest round-trip representation: "5.0000045e6", "1e0".
-    let sci = format!("{:e}", v.abs());
-    let (mantissa, exp) = sci.split_once('e').expect("{:e} always writes an exponent");
-    let exp: i32 = exp.parse().expect("{:e} writes an integer exponent");
-    let digits: Vec<u8> = mantissa.bytes().filter(|b| *b != b'.').collect();
+    // Rust's `{:e}` is the shortest round-trip representation: "5.0000045e6", "1e0". It is
+    // formatted on the stack: this runs twice per event.
+    let mut sci = [0u8; 40];
+    let len = {
+        let mut cursor = std::io::Cursor::new(&mut sci[..]);
+        write!(cursor, "{:e}", v.abs()).expect("an f64 in {:e} fits in 40 bytes");
+        cursor.position() as usize
+    };
+    let sci = &sci[..len];
+    let e_at = sci
+        .iter()
+        .position(|&b| b == b'e')
+        .expect("{:e} always writes an exponent");
+    let exp: i32 = std::str::from_utf8(&sci[e_at + 1..])
+        .ok()
+        .and_then(|e| e.parse().ok())
+        .expect("{:e} writes an integer exponent");
+    let mut digits_buf = [0u8; 40];
+    let mut n = 0;
+    for &b in sci[..e_at].iter().filter(|b| **b != b'.') {
+        digits_buf[n] = b;
+        n += 1;
+    }
+    let digits = &digits_buf[..n];
     if v.is_sign_negative() {
         buf.push(b'-');
     }
@@ -493,7 +521,7 @@ pub fn write_py_float(buf: &mut Vec<u8>, v: f64) {
         if exp >= 0 {
             let int_len = exp as usize + 1;
             if digits.len() <= int_len {
-                buf.extend_from_slice(&digits);
+                buf.extend_from_slice(digits);
                 buf.extend(std::iter::repeat_n(b'0', int_len - digits.len()));
                 buf.extend_from_slice(b".0");
             } else {
@@ -504,7 +532,7 @@ pub fn write_py_float(buf: &mut Vec<u8>, v: f64) {
         } else {
             buf.extend_from_slice(b"0.");
             buf.extend(std::iter::repeat_n(b'0', (-exp - 1) as usize));
-            buf.extend_from_slice(&digits);
+            buf.extend_from_slice(digits);
         }
     } else {
         buf.push(digits[0]);
