@@ -91,12 +91,17 @@ pub fn read_trace_bytes(path: &Path) -> Result<Vec<u8>> {
 
 /// Parse the CPU trace at `path` into a `cpu_event` batch.
 pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
-    let bytes = read_trace_bytes(path)?;
+    parse_cpu_trace_bytes(&read_trace_bytes(path)?, path)
+}
+
+/// Parse a CPU trace already read (`bytes`, decompressed; `path` names it in errors) into a
+/// `cpu_event` batch.
+pub fn parse_cpu_trace_bytes(bytes: &[u8], path: &Path) -> Result<RecordBatch> {
     let bad = |reason: String| Error::BadCpuTrace {
         file: path.to_path_buf(),
         reason,
     };
-    let doc: TraceDoc = serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+    let doc: TraceDoc = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
     let base_ns = match doc.base_ns {
         Some(raw) => parse_int(raw.get()).ok_or_else(|| {
             bad(format!(

@@ -13,8 +13,9 @@ use std::path::PathBuf;
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use datafusion::arrow::array::{Array, AsArray, StringBuilder};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Int64Type, Schema};
+use datafusion::datasource::MemTable;
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
@@ -59,8 +60,19 @@ const GPU_TABLES: &[(&str, &str)] = &[
 const API_TABLES: &[(&str, &str)] = &[("cuda_runtime", "runtime"), ("cuda_driver", "driver")];
 
 /// The catalog of `window` narrowed by `filter`: tables, then views planned on what remains.
-pub(crate) async fn open_catalog(window: &Window, filter: &RowFilter) -> Result<SessionContext> {
+/// `cpu_events` is the window's `cpu_event` table, parsed from the CPU trace the export has
+/// read already (the catalog would read and parse the file again).
+pub(crate) async fn open_catalog(
+    window: &Window,
+    cpu_events: RecordBatch,
+    filter: &RowFilter,
+) -> Result<SessionContext> {
     let ctx = crate::catalog::open(window).await?;
+    let cpu_table = MemTable::try_new(cpu_events.schema(), vec![vec![cpu_events]])?;
+    ctx.deregister_table("cpu_event")?;
+    ctx.register_table("cpu_event", Arc::new(cpu_table))?;
+    // The views were planned on the table read lazily; plan them on this one.
+    crate::sql::register_views(&ctx, &window.partition_keys).await?;
     if !filter.is_active() {
         return Ok(ctx);
     }

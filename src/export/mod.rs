@@ -103,7 +103,8 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
     profile("split the CPU trace", started);
 
-    let ctx = filter::open_catalog(&window, &config.filter).await?;
+    let cpu_events = crate::catalog::cpu_trace::parse_cpu_trace_bytes(&bytes, &cpu_path)?;
+    let ctx = filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     filter::pair_launch_flows(&ctx, &config.filter).await?;
     profile("plan", started);

@@ -73,7 +73,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut profile = Profile::start();
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let doc = TraceDoc::parse(&bytes, &cpu_path)?;
-    let ctx = super::filter::open_catalog(&window, &config.filter).await?;
+    let cpu_events = crate::catalog::cpu_trace::parse_cpu_trace_bytes(&bytes, &cpu_path)?;
+    let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
     profile.mark("open window");
