@@ -146,12 +146,19 @@ pub(crate) async fn encode_all<'a>(
         Ok(jobs) => jobs.parse().unwrap_or(1).max(1),
         Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    let mut encoded = futures::stream::iter(segments).buffered(jobs);
-    let mut out = Vec::new();
-    while let Some(segment) = encoded.next().await {
-        out.push(segment?);
+    // Unordered, so a long segment does not hold back the start of the ones after it.
+    let mut numbered: Vec<Pin<Box<dyn Future<Output = (usize, Result<Segment>)> + Send + 'a>>> =
+        Vec::new();
+    for (i, segment) in segments.into_iter().enumerate() {
+        numbered.push(Box::pin(async move { (i, segment.await) }));
     }
-    Ok(out)
+    let mut encoded = futures::stream::iter(numbered).buffer_unordered(jobs);
+    let mut out = Vec::new();
+    while let Some((i, segment)) = encoded.next().await {
+        out.push((i, segment?));
+    }
+    out.sort_by_key(|(i, _)| *i);
+    Ok(out.into_iter().map(|(_, segment)| segment).collect())
 }
 
 /// A plan's segment encoded on a task of its own (another core), cancelled when dropped.
