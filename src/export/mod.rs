@@ -12,9 +12,7 @@ mod shared_rows;
 mod trace_doc;
 mod udf;
 
-use std::future::Future;
 use std::path::{Path, PathBuf};
-use std::pin::Pin;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Float64Array, Int64Array, RecordBatch};
@@ -27,7 +25,7 @@ pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
-use self::segments::{Segment, SegmentSink};
+use self::segments::{Pending, Segment, SegmentSink};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::chrome::{document_head, document_tail, write_str, Span};
@@ -180,7 +178,7 @@ struct Parts<'a> {
 ///
 /// A window without a duration event is an error once every event is encoded.
 async fn encode_document(parts: &Parts<'_>, sink: &SegmentSink) -> Result<Vec<Segment>> {
-    let cpu = |leading: bool| -> Pin<Box<dyn Future<Output = Result<Segment>> + Send + '_>> {
+    let cpu = |leading: bool| -> Pending<'_, Result<Segment>> {
         Box::pin(async move { cpu_segment(parts, leading, sink) })
     };
     let mut pending = vec![

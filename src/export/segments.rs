@@ -30,6 +30,9 @@ pub(crate) struct SegmentSink {
     pub gzip: bool,
 }
 
+/// A segment (or anything) still to be computed.
+pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
 /// One encoded stretch of events.
 pub(crate) struct Segment {
     file: File,
@@ -139,7 +142,7 @@ pub(crate) async fn plan_segment(
 
 /// Encode `segments`, as many at a time as there are cores; their results in order.
 pub(crate) async fn encode_all<'a>(
-    segments: Vec<Pin<Box<dyn Future<Output = Result<Segment>> + Send + 'a>>>,
+    segments: Vec<Pending<'a, Result<Segment>>>,
 ) -> Result<Vec<Segment>> {
     let jobs = match std::env::var("TRACESQL_EXPORT_JOBS") {
         // TRACESQL_EXPORT_JOBS=1 runs the plans one by one: profiles that add up.
@@ -147,8 +150,7 @@ pub(crate) async fn encode_all<'a>(
         Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Unordered, so a long segment does not hold back the start of the ones after it.
-    let mut numbered: Vec<Pin<Box<dyn Future<Output = (usize, Result<Segment>)> + Send + 'a>>> =
-        Vec::new();
+    let mut numbered: Vec<Pending<'a, (usize, Result<Segment>)>> = Vec::new();
     for (i, segment) in segments.into_iter().enumerate() {
         numbered.push(Box::pin(async move { (i, segment.await) }));
     }
@@ -166,7 +168,7 @@ pub(crate) fn spawned(
     ctx: &SessionContext,
     plan: &'static str,
     sink: &SegmentSink,
-) -> Pin<Box<dyn Future<Output = Result<Segment>> + Send + 'static>> {
+) -> Pending<'static, Result<Segment>> {
     let (ctx, sink) = (ctx.clone(), sink.clone());
     Box::pin(async move { AbortOnDrop(tokio::spawn(plan_segment(ctx, plan, sink))).await })
 }
