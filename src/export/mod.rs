@@ -93,15 +93,30 @@ pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>
     Ok((window, cpu_path, bytes))
 }
 
+/// The CPU trace's two readings, parsed side by side on two threads: the document split into
+/// raw events (what the export copies) and the `cpu_event` table (what the plans join).
+pub(crate) fn parse_cpu_trace<'a>(
+    bytes: &'a [u8],
+    path: &'a Path,
+) -> Result<(TraceDoc<'a>, RecordBatch)> {
+    std::thread::scope(|scope| {
+        let table = scope.spawn(|| crate::catalog::cpu_trace::parse_cpu_trace_bytes(bytes, path));
+        let doc = TraceDoc::parse(bytes, path);
+        let table = table
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        Ok((doc?, table?))
+    })
+}
+
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let started = std::time::Instant::now();
     let (window, cpu_path, bytes) = open_single_window(&config.window)?;
     profile("read the CPU trace", started);
-    let doc = TraceDoc::parse(&bytes, &cpu_path)?;
-    profile("split the CPU trace", started);
+    let (doc, cpu_events) = parse_cpu_trace(&bytes, &cpu_path)?;
+    profile("parse the CPU trace", started);
 
-    let cpu_events = crate::catalog::cpu_trace::parse_cpu_trace_bytes(&bytes, &cpu_path)?;
     let ctx = filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     filter::pair_launch_flows(&ctx, &config.filter).await?;

@@ -25,7 +25,7 @@ use datafusion::prelude::{col, SessionContext};
 
 use self::columns::{id_lists, int, ints, text, texts};
 use self::tracks::{Id, Tracks};
-use super::{register_export, ExportSummary, TraceDoc};
+use super::{register_export, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
@@ -72,8 +72,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     }
     let mut profile = Profile::start();
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
-    let doc = TraceDoc::parse(&bytes, &cpu_path)?;
-    let cpu_events = crate::catalog::cpu_trace::parse_cpu_trace_bytes(&bytes, &cpu_path)?;
+    let (doc, cpu_events) = super::parse_cpu_trace(&bytes, &cpu_path)?;
     let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     let base_ns = doc.base_ns;
