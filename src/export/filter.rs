@@ -67,11 +67,11 @@ pub(crate) async fn open_catalog(
     cpu_events: RecordBatch,
     filter: &RowFilter,
 ) -> Result<SessionContext> {
-    let ctx = crate::catalog::open(window).await?;
+    let ctx = crate::catalog::new_context();
+    crate::catalog::register_window(&ctx, window).await?;
     let cpu_table = MemTable::try_new(cpu_events.schema(), vec![vec![cpu_events]])?;
     ctx.deregister_table("cpu_event")?;
     ctx.register_table("cpu_event", Arc::new(cpu_table))?;
-    // The views were planned on the table read lazily; plan them on this one.
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     if !filter.is_active() {
         return Ok(ctx);

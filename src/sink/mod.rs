@@ -3,6 +3,7 @@
 //! needs every row to size its columns.
 
 pub mod chrome;
+pub mod json_text;
 pub mod perfetto;
 
 use std::io::Write;

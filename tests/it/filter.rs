@@ -8,6 +8,7 @@ use std::process::Command;
 
 use serde_json::Value;
 use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig, RowFilter};
+use tracesql::synth::{write_window, SynthConfig};
 
 use crate::export::{differences, read_json};
 use crate::support::*;
@@ -23,16 +24,7 @@ const GPU_CATS: &[&str] = &[
 /// A synthetic window with every feature on (graphs, lanes, syncs, nccl kernels).
 fn synth_window(dir: &Path) -> PathBuf {
     let window = dir.join("w");
-    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
-        .args(["synth", "--events", "4000", "--seed", "3", "--out"])
-        .arg(&window)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    write_window(&SynthConfig::new(4000, 3), &window).unwrap();
     window
 }
 
