@@ -48,9 +48,13 @@ pub fn unquote(quoted: &str) -> Cow<'_, str> {
     decode(quoted, quoted.contains('\\'))
 }
 
+/// The text of the JSON string `quoted`; `escaped` says whether it has escapes to decode.
 fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
     if escaped {
-        Cow::Owned(serde_json::from_str(quoted).expect("a validated JSON string decodes"))
+        // A valid string only fails to decode on a lone surrogate escape (`\ud800`), which
+        // Python writes happily; keep its text as written rather than fail the import.
+        serde_json::from_str(quoted)
+            .map_or_else(|_| Cow::Borrowed(&quoted[1..quoted.len() - 1]), Cow::Owned)
     } else {
         Cow::Borrowed(&quoted[1..quoted.len() - 1])
     }
@@ -95,28 +99,7 @@ fn escaped_string_end(b: &[u8], mut at: usize) -> usize {
 fn value_end(b: &[u8], start: usize) -> usize {
     match b[start] {
         b'"' => string_end(b, start).0,
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut at = start;
-            while at < b.len() {
-                match b[at] {
-                    b'"' => {
-                        at = string_end(b, at).0;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return at + 1;
-                        }
-                    }
-                    _ => {}
-                }
-                at += 1;
-            }
-            b.len()
-        }
+        b'{' | b'[' => container_end(b, start),
         // a number, true, false or null
         _ => {
             start
@@ -126,6 +109,54 @@ fn value_end(b: &[u8], start: usize) -> usize {
                     .unwrap_or(b.len() - start)
         }
     }
+}
+
+/// One past the bracket closing the object or array opening at `b[start]`.
+fn container_end(b: &[u8], start: usize) -> usize {
+    let mut depth = 0usize;
+    let mut at = start;
+    while let Some(i) = next_structural(b, at) {
+        match b[i] {
+            b'"' => {
+                at = string_end(b, i).0;
+                continue;
+            }
+            b'{' | b'[' => depth += 1,
+            _ => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+        }
+        at = i + 1;
+    }
+    b.len()
+}
+
+/// The offset of the first `"`, `{`, `}`, `[` or `]` at or after `at`, eight bytes at a time.
+fn next_structural(b: &[u8], mut at: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // The high bit of each byte of `x` that equals `c`; exact up to the lowest one found.
+    let equal = |x: u64, c: u8| {
+        let y = x ^ (ONES * u64::from(c));
+        y.wrapping_sub(ONES) & !y & HIGH
+    };
+    while at + 8 <= b.len() {
+        let x = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        // `[` and `]` differ from `{` and `}` by the 0x20 bit only.
+        let folded = x | (ONES * 0x20);
+        let hits = equal(x, b'"') | equal(folded, b'{') | equal(folded, b'}');
+        if hits != 0 {
+            return Some(at + (hits.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    b[at..]
+        .iter()
+        .position(|c| matches!(c, b'"' | b'{' | b'}' | b'[' | b']'))
+        .map(|i| at + i)
 }
 
 #[cfg(test)]
@@ -163,6 +194,16 @@ mod tests {
         assert_eq!(all("[1, 2]"), None);
         assert_eq!(all(r#""{}""#), None);
         assert_eq!(all("null"), None);
+    }
+
+    #[test]
+    fn structural_scan_finds_the_first_bracket_or_quote() {
+        let text = "ab c{d}é[[ x ]]\\\"   ----------{ü\u{7f}\u{5b}~;:|\\}";
+        let b = text.as_bytes();
+        for at in 0..=b.len() {
+            let naive = (at..b.len()).find(|i| b"\"{}[]".contains(&b[*i]));
+            assert_eq!(next_structural(b, at), naive, "from {at}");
+        }
     }
 
     /// serde_json's view: keys decoded, values as written, duplicates kept.
