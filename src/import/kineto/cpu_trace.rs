@@ -40,14 +40,14 @@ fn write_json<W: Write>(out: &mut W, doc: &Doc, keep: &[bool]) -> std::io::Resul
         match member {
             Member::Raw(name, raw) => {
                 key(out, name)?;
-                out.write_all(raw.get().as_bytes())?;
+                out.write_all(raw.as_bytes())?;
             }
             Member::Events => {
                 key(out, "traceEvents")?;
                 out.write_all(b"[")?;
                 for (raw, _) in doc.events.iter().zip(keep).filter(|(_, k)| **k) {
                     out.write_all(if kept == 0 { b"\n  " } else { b",\n  " })?;
-                    out.write_all(raw.get().as_bytes())?;
+                    out.write_all(raw.as_bytes())?;
                     kept += 1;
                 }
                 out.write_all(b"\n]")?;

@@ -6,17 +6,18 @@ use std::borrow::Cow;
 use std::io::Read;
 use std::path::Path;
 
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
 use super::json;
-use crate::catalog::cpu_trace::parse_int;
+use super::map::{self, Class};
+use super::scan::{Fault, Scanned, Scanner};
+use crate::catalog::cpu_trace::{micros_text_to_ns, parse_int};
 use crate::error::Error;
 use crate::Result;
 
 /// A top-level member of the trace: its key, and its value as written.
 pub enum Member<'a> {
-    Raw(String, &'a RawValue),
+    Raw(String, &'a str),
     /// Where `traceEvents` stood among the members.
     Events,
 }
@@ -25,14 +26,27 @@ pub enum Member<'a> {
 pub struct Doc<'a> {
     pub path: &'a Path,
     pub members: Vec<Member<'a>>,
-    pub events: Vec<&'a RawValue>,
+    /// The events of `traceEvents`, each as written.
+    pub events: Vec<&'a str>,
+    /// Each event's class; None for an entry no reader takes (not an object of distinct
+    /// keys, or a non-string `ph`, `cat` or `name`).
+    pub classes: Vec<Option<Class>>,
+    /// Launch flow events with an integer id: (event index, is the start, id).
+    pub flows: Vec<(usize, bool, i64)>,
+    /// The first start and last end over the timed events but metadata, in ns from the
+    /// trace's base.
+    pub extent: Option<(i64, i64)>,
     /// `baseTimeNanoseconds`, when the trace has it.
     pub base_ns: Option<i64>,
 }
 
 /// The bytes of the trace at `path`, decompressed when gzipped.
 pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
+    let io = |e| Error::io(path, e);
+    let mut file = std::fs::File::open(path).map_err(io)?;
+    let size = file.metadata().map_err(io)?.len() as usize;
+    let mut raw = huge_page_buffer(size + 1);
+    file.read_to_end(&mut raw).map_err(io)?;
     if !raw.starts_with(&[0x1f, 0x8b]) {
         return Ok(raw);
     }
@@ -43,7 +57,7 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
         .map(|at| u32::from_le_bytes(raw[at..].try_into().expect("4 bytes")) as usize)
         .filter(|n| *n >= raw.len())
         .unwrap_or(raw.len() * 8);
-    let mut out = Vec::with_capacity(hint + 1);
+    let mut out = huge_page_buffer(hint + 1);
     flate2::read::MultiGzDecoder::new(&raw[..])
         .read_to_end(&mut out)
         .map_err(|e| Error::BadCpuTrace {
@@ -53,45 +67,66 @@ pub fn read_bytes(path: &Path) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// An empty buffer of `capacity` bytes whose memory the kernel may back with huge pages: a
+/// trace is written once, front to back, and 4 KiB pages cost a fault each (a few % of an
+/// import).
+fn huge_page_buffer(capacity: usize) -> Vec<u8> {
+    let buffer = Vec::with_capacity(capacity);
+    #[cfg(target_os = "linux")]
+    {
+        const HUGE: usize = 2 << 20;
+        let start = (buffer.as_ptr() as usize).next_multiple_of(HUGE);
+        let end = (buffer.as_ptr() as usize + capacity) / HUGE * HUGE;
+        if end > start {
+            // SAFETY: the range lies inside the allocation we own; MADV_HUGEPAGE only changes
+            // how the kernel backs it, never its contents. A refusal just leaves small pages.
+            unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE) };
+        }
+    }
+    buffer
+}
+
 impl<'a> Doc<'a> {
-    /// Parse the top level of a trace; errors name the file and the byte offset.
+    /// Parse a trace in one pass that validates the whole text as JSON and classifies every
+    /// event; errors name the file and the byte offset.
     pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
-        let mut de = serde_json::Deserializer::from_slice(bytes);
-        let parsed = (&mut de)
-            .deserialize_map(DocVisitor)
-            .and_then(|doc| de.end().map(|()| doc))
-            .map_err(|e| json_error(bytes, path, &e))?;
-        let (members, events) = parsed;
         let bad = |reason: String| Error::BadCpuTrace {
             file: path.to_path_buf(),
             reason,
         };
-        let events =
-            events.ok_or_else(|| bad("no traceEvents list (not a Kineto trace?)".into()))?;
-        let mut base_ns = None;
-        for member in &members {
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| bad(format!("invalid UTF-8 at byte {}", e.valid_up_to())))?;
+        let mut doc = Doc {
+            path,
+            members: Vec::new(),
+            events: Vec::new(),
+            classes: Vec::new(),
+            flows: Vec::new(),
+            extent: None,
+            base_ns: None,
+        };
+        let mut s = Scanner::new(text);
+        let has_events = doc
+            .scan(&mut s)
+            .map_err(|fault| json_error(bytes, path, &fault))?;
+        if !has_events {
+            return Err(bad("no traceEvents list (not a Kineto trace?)".into()));
+        }
+        for member in &doc.members {
             if let Member::Raw(key, raw) = member {
                 if key == "baseTimeNanoseconds" {
-                    let value = parse_int(raw.get()).ok_or_else(|| {
-                        bad(format!(
-                            "baseTimeNanoseconds {} is not an integer",
-                            raw.get()
-                        ))
+                    let value = parse_int(raw).ok_or_else(|| {
+                        bad(format!("baseTimeNanoseconds {raw} is not an integer"))
                     })?;
-                    base_ns = Some(value);
+                    doc.base_ns = Some(value);
                 }
             }
         }
-        Ok(Doc {
-            path,
-            members,
-            events,
-            base_ns,
-        })
+        Ok(doc)
     }
 
     /// The raw value of top-level member `key` (the last one when repeated).
-    pub fn member(&self, key: &str) -> Option<&'a RawValue> {
+    pub fn member(&self, key: &str) -> Option<&'a str> {
         self.members.iter().rev().find_map(|m| match m {
             Member::Raw(k, raw) if k == key => Some(*raw),
             _ => None,
@@ -105,75 +140,128 @@ impl<'a> Doc<'a> {
             #[serde(borrow, default)]
             rank: Option<&'b RawValue>,
         }
-        let info: Info = serde_json::from_str(self.member("distributedInfo")?.get()).ok()?;
+        let info: Info = serde_json::from_str(self.member("distributedInfo")?).ok()?;
         parse_int(info.rank?.get())
+    }
+
+    /// The top-level object: its members, and each event of `traceEvents`; returns whether
+    /// there was a `traceEvents`.
+    fn scan(&mut self, s: &mut Scanner<'a>) -> Scanned<bool> {
+        let mut has_events = false;
+        s.ws();
+        if s.open(b'{', b'}', "expected a Kineto trace (a JSON object)")? {
+            loop {
+                let key_at = s.at;
+                let (key, escaped) = s.key()?;
+                let key = json::decode(key, escaped);
+                if key == "traceEvents" {
+                    if has_events {
+                        s.at = key_at;
+                        return Err(s.fault("traceEvents appears twice"));
+                    }
+                    has_events = true;
+                    self.scan_events(s)?;
+                    self.members.push(Member::Events);
+                } else {
+                    let value = s.value()?;
+                    self.members.push(Member::Raw(key.into_owned(), value));
+                }
+                if !s.next_or_close(b'}', "expected `,` or `}`")? {
+                    break;
+                }
+            }
+        }
+        s.ws();
+        if s.at != s.text.len() {
+            return Err(s.fault("trailing characters"));
+        }
+        Ok(has_events)
+    }
+
+    fn scan_events(&mut self, s: &mut Scanner<'a>) -> Scanned<()> {
+        if !s.open(b'[', b']', "traceEvents is not a list")? {
+            return Ok(());
+        }
+        loop {
+            let start = s.at;
+            let event = scan_event(s)?;
+            let index = self.events.len();
+            self.events.push(&s.text[start..s.at]);
+            let class = event.map(|ev| self.note(index, &ev));
+            self.classes.push(class);
+            if !s.next_or_close(b']', "expected `,` or `]`")? {
+                return Ok(());
+            }
+        }
+    }
+
+    /// What the window needs of every event as it passes: its class, its time extent, the
+    /// ids of launch flows.
+    fn note(&mut self, index: usize, ev: &Event<'a>) -> Class {
+        let class = map::classify(ev);
+        if let Class::LaunchFlow { start } = class {
+            if let Some(id) = ev.id.and_then(parse_int) {
+                self.flows.push((index, start, id));
+            }
+        }
+        if ev.ph.as_deref() != Some("M") {
+            if let Some(start) = ev.ts.and_then(micros_text_to_ns) {
+                let dur = ev.dur.and_then(micros_text_to_ns).unwrap_or(0).max(0);
+                let (first, last) = self.extent.unwrap_or((start, start + dur));
+                self.extent = Some((first.min(start), last.max(start + dur)));
+            }
+        }
+        class
     }
 }
 
-/// A JSON error as one line: the parser's reason and where, as a byte offset.
-fn json_error(bytes: &[u8], path: &Path, e: &serde_json::Error) -> Error {
-    let reason = e.to_string();
-    let reason = match reason.rfind(" at line ") {
-        Some(at) => reason[..at].to_string(),
-        None => reason,
-    };
-    let offset = byte_offset(bytes, e.line(), e.column());
-    let reason = if e.is_eof() {
+/// Past the event at the cursor, validated; its fields when it is an object of distinct keys
+/// among the fields (what readers take).
+fn scan_event<'a>(s: &mut Scanner<'a>) -> Scanned<Option<Event<'a>>> {
+    if s.peek("a value")? != b'{' {
+        s.value()?;
+        return Ok(None);
+    }
+    let mut ev = Event::default();
+    let mut seen = 0;
+    let mut taken = true;
+    if s.open(b'{', b'}', "an object")? {
+        loop {
+            let (key, escaped) = s.key()?;
+            let value = s.value()?;
+            taken = taken && ev.take(&json::decode(key, escaped), value, &mut seen);
+            if !s.next_or_close(b'}', "expected `,` or `}`")? {
+                break;
+            }
+        }
+    }
+    Ok(taken.then_some(ev))
+}
+
+/// A JSON error as one line: the reason and where, as a byte offset (and line and column).
+fn json_error(bytes: &[u8], path: &Path, fault: &Fault) -> Error {
+    let reason = if fault.eof {
         format!(
-            "truncated JSON: {reason} (input ends at byte {})",
+            "truncated JSON: {} (input ends at byte {})",
+            fault.reason,
             bytes.len()
         )
     } else {
+        let line_start = bytes[..fault.at]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |i| i + 1);
+        let line = 1 + bytes[..line_start].iter().filter(|b| **b == b'\n').count();
         format!(
-            "invalid JSON at byte {offset} (line {}, column {}): {reason}",
-            e.line(),
-            e.column()
+            "invalid JSON at byte {} (line {line}, column {}): {}",
+            fault.at,
+            fault.at - line_start + 1,
+            fault.reason
         )
     };
     Error::BadCpuTrace {
         file: path.to_path_buf(),
         reason,
-    }
-}
-
-/// The byte offset of serde_json's 1-based line and column (column counts bytes).
-fn byte_offset(bytes: &[u8], line: usize, column: usize) -> usize {
-    let mut start = 0;
-    for _ in 1..line {
-        match bytes[start..].iter().position(|b| *b == b'\n') {
-            Some(i) => start += i + 1,
-            None => break,
-        }
-    }
-    (start + column.saturating_sub(1)).min(bytes.len())
-}
-
-type Parsed<'a> = (Vec<Member<'a>>, Option<Vec<&'a RawValue>>);
-
-struct DocVisitor;
-
-impl<'de> Visitor<'de> for DocVisitor {
-    type Value = Parsed<'de>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a Kineto trace (a JSON object with traceEvents)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut members = Vec::new();
-        let mut events = None;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            if key == "traceEvents" {
-                if events.is_some() {
-                    return Err(de::Error::custom("traceEvents appears twice"));
-                }
-                events = Some(map.next_value::<Vec<&'de RawValue>>()?);
-                members.push(Member::Events);
-            } else {
-                members.push(Member::Raw(key.into_owned(), map.next_value()?));
-            }
-        }
-        Ok((members, events))
     }
 }
 
@@ -199,36 +287,52 @@ impl<'a> Event<'a> {
         let mut ev = Event::default();
         let mut seen = 0u16;
         for (key, value) in json::members(raw)? {
-            let field = match key.as_ref() {
-                "ph" => 0,
-                "cat" => 1,
-                "name" => 2,
-                "pid" => 3,
-                "tid" => 4,
-                "ts" => 5,
-                "dur" => 6,
-                "id" => 7,
-                "args" => 8,
-                _ => continue,
-            };
-            if seen & (1 << field) != 0 {
+            if !ev.take(&key, value, &mut seen) {
                 return None;
-            }
-            seen |= 1 << field;
-            let raw = (value != "null").then_some(value);
-            match field {
-                0 => ev.ph = text(value)?,
-                1 => ev.cat = text(value)?,
-                2 => ev.name = text(value)?,
-                3 => ev.pid = raw,
-                4 => ev.tid = raw,
-                5 => ev.ts = raw,
-                6 => ev.dur = raw,
-                7 => ev.id = raw,
-                _ => ev.args = raw,
             }
         }
         Some(ev)
+    }
+
+    /// Take the member `key: value` (value as written) if it is a field; false when it makes
+    /// the event one no reader takes. `seen` has a bit per field already taken.
+    fn take(&mut self, key: &str, value: &'a str, seen: &mut u16) -> bool {
+        let field = match key {
+            "ph" => 0,
+            "cat" => 1,
+            "name" => 2,
+            "pid" => 3,
+            "tid" => 4,
+            "ts" => 5,
+            "dur" => 6,
+            "id" => 7,
+            "args" => 8,
+            _ => return true,
+        };
+        if *seen & (1 << field) != 0 {
+            return false;
+        }
+        *seen |= 1 << field;
+        let raw = (value != "null").then_some(value);
+        match field {
+            0..=2 => {
+                let Some(text) = text(value) else {
+                    return false;
+                };
+                match field {
+                    0 => self.ph = text,
+                    1 => self.cat = text,
+                    _ => self.name = text,
+                }
+            }
+            3 => self.pid = raw,
+            4 => self.tid = raw,
+            5 => self.ts = raw,
+            6 => self.dur = raw,
+            7 => self.id = raw,
+            _ => self.args = raw,
+        }
+        true
     }
 }
 
@@ -317,7 +421,7 @@ mod tests {
             })
             .collect();
         assert_eq!(keys, ["a", "<events>", "z"]);
-        assert_eq!(doc.events[0].get(), r#"{"ph": "X",  "ts": 1.5}"#);
+        assert_eq!(doc.events[0], r#"{"ph": "X",  "ts": 1.5}"#);
         assert_eq!(doc.base_ns, None);
     }
 
@@ -343,6 +447,22 @@ mod tests {
             err.contains("invalid JSON at byte 25 (line 2, column 8)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_is_kept_as_written_not_a_crash() {
+        let text = br#"{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a\ud800b"}]}"#;
+        let doc = Doc::parse(text, Path::new("t.json")).unwrap();
+        assert_eq!(doc.classes, [Some(Class::Cpu)]);
+        let ev = Event::parse(doc.events[0]).unwrap();
+        assert_eq!(ev.name.as_deref(), Some(r"a\ud800b"));
+    }
+
+    #[test]
+    fn entries_no_reader_takes_are_classed_none() {
+        let text = br#"{"traceEvents": [17, {"ph": "X", "ph": "X"}, {"ph": 1}, {"ph": "X", "cat": "kernel"}]}"#;
+        let doc = Doc::parse(text, Path::new("t.json")).unwrap();
+        assert_eq!(doc.classes, [None, None, None, Some(Class::Kernel)]);
     }
 
     #[test]

@@ -1,6 +1,5 @@
-//! Walk the members of a JSON object whose text serde_json has already validated (an event,
-//! its `args`). Validation is done once, by [`super::Doc::parse`]; here only the structure is
-//! followed, which is several times cheaper than a second serde pass over every event.
+//! Walk the members of a JSON object whose text is already validated (an event, its `args`).
+//! Validation is done once, by [`super::Doc::parse`]; here only the structure is followed.
 
 use std::borrow::Cow;
 
@@ -49,7 +48,7 @@ pub fn unquote(quoted: &str) -> Cow<'_, str> {
 }
 
 /// The text of the JSON string `quoted`; `escaped` says whether it has escapes to decode.
-fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
+pub fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
     if escaped {
         // A valid string only fails to decode on a lone surrogate escape (`\ud800`), which
         // Python writes happily; keep its text as written rather than fail the import.

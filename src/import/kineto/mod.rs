@@ -16,6 +16,7 @@ mod cpu_trace;
 pub mod doc;
 mod json;
 mod map;
+mod scan;
 mod tables;
 
 use std::collections::{BTreeMap, HashSet};
@@ -91,36 +92,22 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut regions: Vec<annotate::Region> = Vec::new();
     let mut region_names: Vec<(i64, String)> = Vec::new();
     let mut api_corr: HashSet<i64> = HashSet::new();
-    let mut flows: Vec<(usize, bool, i64)> = Vec::new();
     let mut next_sync_id = 0;
     let mut dropped = 0;
-    let (mut first_ns, mut last_ns) = (None::<i64>, None::<i64>);
     let started = super::clock();
 
-    for (i, raw) in doc.events.iter().enumerate() {
-        let Some(ev) = Event::parse(raw.get()) else {
+    for (i, (raw, class)) in doc.events.iter().zip(&doc.classes).enumerate() {
+        if matches!(class, Some(Class::Cpu | Class::LaunchFlow { .. })) {
+            continue;
+        }
+        // Only the events the window takes are walked again (the parse kept no fields).
+        let (Some(class), Some(ev)) = (*class, Event::parse(raw)) else {
             dropped += 1;
             keep[i] = false;
             continue;
         };
         let start = ev.ts.and_then(micros_text_to_ns).map(|t| t + base);
         let dur = ev.dur.and_then(micros_text_to_ns);
-        if let Some(s) = start.filter(|_| ev.ph.as_deref() != Some("M")) {
-            first_ns = Some(first_ns.map_or(s, |f| f.min(s)));
-            let e = s + dur.unwrap_or(0).max(0);
-            last_ns = Some(last_ns.map_or(e, |l| l.max(e)));
-        }
-        let class = map::classify(&ev);
-        match class {
-            Class::Cpu => continue,
-            Class::LaunchFlow { start } => {
-                if let Some(id) = ev.id.and_then(parse_int) {
-                    flows.push((i, start, id));
-                }
-                continue;
-            }
-            _ => {}
-        }
         let (Some(start), Some(dur)) = (start, dur) else {
             *unmapped.entry(missing_time(class)).or_default() += 1;
             continue;
@@ -190,7 +177,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
 
     // Launch flows whose ends the exporter redraws from the window's correlation ids.
     let op_corr: HashSet<i64> = ops.iter().map(|o| o.correlation).collect();
-    for (i, start, id) in flows {
+    for &(i, start, id) in &doc.flows {
         let redrawn = if start {
             api_corr.contains(&id)
         } else {
@@ -231,10 +218,10 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
         dir,
         &Info {
             window_id,
-            start_ns: first_ns,
-            end_ns: last_ns,
+            start_ns: doc.extent.map(|(first, _)| first + base),
+            end_ns: doc.extent.map(|(_, last)| last + base),
             base_ns: base,
-            cupti_version: doc.member("cupti_version").and_then(|r| parse_int(r.get())),
+            cupti_version: doc.member("cupti_version").and_then(parse_int),
         },
     )?;
     super::profile("tables", started);
