@@ -31,6 +31,8 @@ pub struct Doc<'a> {
     /// Each event's class; None for an entry no reader takes (not an object of distinct
     /// keys, or a non-string `ph`, `cat` or `name`).
     pub classes: Vec<Option<Class>>,
+    /// The events the window takes (GPU ops, API calls, ...), in order, with their fields.
+    pub taken: Vec<Taken>,
     /// Launch flow events with an integer id: (event index, is the start, id).
     pub flows: Vec<(usize, bool, i64)>,
     /// The first start and last end over the timed events but metadata, in ns from the
@@ -101,6 +103,7 @@ impl<'a> Doc<'a> {
             members: Vec::new(),
             events: Vec::new(),
             classes: Vec::new(),
+            taken: Vec::new(),
             flows: Vec::new(),
             extent: None,
             base_ns: None,
@@ -184,10 +187,20 @@ impl<'a> Doc<'a> {
         }
         loop {
             let start = s.at;
-            let event = scan_event(s)?;
+            let fields = scan_event(s)?;
             let index = self.events.len();
-            self.events.push(&s.text[start..s.at]);
-            let class = event.map(|ev| self.note(index, &ev));
+            let text = &s.text[start..s.at];
+            self.events.push(text);
+            let class =
+                fields
+                    .and_then(|f| Some((Event::from_fields(&f)?, f)))
+                    .map(|(ev, fields)| {
+                        let class = self.note(index, &ev);
+                        if !matches!(class, Class::Cpu | Class::LaunchFlow { .. }) {
+                            self.taken.push(Taken::new(index, class, text, &fields));
+                        }
+                        class
+                    });
             self.classes.push(class);
             if !s.next_or_close(b']', "expected `,` or `]`")? {
                 return Ok(());
@@ -217,25 +230,24 @@ impl<'a> Doc<'a> {
 
 /// Past the event at the cursor, validated; its fields when it is an object of distinct keys
 /// among the fields (what readers take).
-fn scan_event<'a>(s: &mut Scanner<'a>) -> Scanned<Option<Event<'a>>> {
+fn scan_event<'a>(s: &mut Scanner<'a>) -> Scanned<Option<Fields<'a>>> {
     if s.peek("a value")? != b'{' {
         s.value()?;
         return Ok(None);
     }
-    let mut ev = Event::default();
-    let mut seen = 0;
-    let mut taken = true;
+    let mut fields = [None; 9];
+    let mut distinct = true;
     if s.open(b'{', b'}', "an object")? {
         loop {
             let (key, escaped) = s.key()?;
             let value = s.value()?;
-            taken = taken && ev.take(&json::decode(key, escaped), value, &mut seen);
+            distinct = distinct && collect(&mut fields, &json::decode(key, escaped), value);
             if !s.next_or_close(b'}', "expected `,` or `}`")? {
                 break;
             }
         }
     }
-    Ok(taken.then_some(ev))
+    Ok(distinct.then_some(fields))
 }
 
 /// A JSON error as one line: the reason and where, as a byte offset (and line and column).
@@ -284,55 +296,84 @@ impl<'a> Event<'a> {
     /// The fields of `raw` (valid JSON); None when it is not an object of distinct keys among
     /// these fields, or `ph`, `cat` or `name` is not a string (what serde would reject).
     pub fn parse(raw: &'a str) -> Option<Self> {
-        let mut ev = Event::default();
-        let mut seen = 0u16;
+        let mut fields = [None; 9];
         for (key, value) in json::members(raw)? {
-            if !ev.take(&key, value, &mut seen) {
+            if !collect(&mut fields, &key, value) {
                 return None;
             }
         }
-        Some(ev)
+        Event::from_fields(&fields)
     }
 
-    /// Take the member `key: value` (value as written) if it is a field; false when it makes
-    /// the event one no reader takes. `seen` has a bit per field already taken.
-    fn take(&mut self, key: &str, value: &'a str, seen: &mut u16) -> bool {
-        let field = match key {
-            "ph" => 0,
-            "cat" => 1,
-            "name" => 2,
-            "pid" => 3,
-            "tid" => 4,
-            "ts" => 5,
-            "dur" => 6,
-            "id" => 7,
-            "args" => 8,
-            _ => return true,
+    /// The event of its fields as written; None when `ph`, `cat` or `name` is not a string.
+    fn from_fields(f: &Fields<'a>) -> Option<Self> {
+        let string = |raw: Option<&'a str>| raw.map_or(Some(None), text);
+        let value = |raw: Option<&'a str>| raw.filter(|v| *v != "null");
+        Some(Event {
+            ph: string(f[0])?,
+            cat: string(f[1])?,
+            name: string(f[2])?,
+            pid: value(f[3]),
+            tid: value(f[4]),
+            ts: value(f[5]),
+            dur: value(f[6]),
+            id: value(f[7]),
+            args: value(f[8]),
+        })
+    }
+}
+
+/// The members of an event the importer reads, as written, in the order of [`FIELDS`].
+type Fields<'a> = [Option<&'a str>; 9];
+const FIELDS: [&str; 9] = ["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "args"];
+
+/// Put member `key: value` into `fields` when it is one; false when it is one already there.
+fn collect<'a>(fields: &mut Fields<'a>, key: &str, value: &'a str) -> bool {
+    let Some(field) = FIELDS.iter().position(|f| *f == key) else {
+        return true;
+    };
+    fields[field].replace(value).is_none()
+}
+
+/// The fields the window needs of an event it takes (`name`, `pid`, `tid`, `ts`, `dur`,
+/// `args`), kept by the parse as (offset, length) in the event's text: compact, and the map
+/// need not walk the event again.
+pub struct Taken {
+    pub index: usize,
+    pub class: Class,
+    spans: [(u32, u32); 6],
+}
+
+/// The fields of [`FIELDS`] a [`Taken`] keeps.
+const TAKEN: [usize; 6] = [2, 3, 4, 5, 6, 8];
+const ABSENT: (u32, u32) = (u32::MAX, 0);
+
+impl Taken {
+    fn new(index: usize, class: Class, event: &str, fields: &Fields) -> Self {
+        let span = |field: Option<&str>| {
+            field.map_or(ABSENT, |value| {
+                // `value` lies inside `event`: its offset is the distance between the two.
+                let offset = value.as_ptr() as usize - event.as_ptr() as usize;
+                (offset as u32, value.len() as u32)
+            })
         };
-        if *seen & (1 << field) != 0 {
-            return false;
+        Taken {
+            index,
+            class,
+            spans: TAKEN.map(|field| span(fields[field])),
         }
-        *seen |= 1 << field;
-        let raw = (value != "null").then_some(value);
-        match field {
-            0..=2 => {
-                let Some(text) = text(value) else {
-                    return false;
-                };
-                match field {
-                    0 => self.ph = text,
-                    1 => self.cat = text,
-                    _ => self.name = text,
-                }
+    }
+
+    /// The event back, from its text in `doc`.
+    pub fn event<'a>(&self, doc: &Doc<'a>) -> Event<'a> {
+        let text = doc.events[self.index];
+        let mut fields = [None; 9];
+        for (field, (offset, len)) in TAKEN.into_iter().zip(self.spans) {
+            if (offset, len) != ABSENT {
+                fields[field] = Some(&text[offset as usize..offset as usize + len as usize]);
             }
-            3 => self.pid = raw,
-            4 => self.tid = raw,
-            5 => self.ts = raw,
-            6 => self.dur = raw,
-            7 => self.id = raw,
-            _ => self.args = raw,
         }
-        true
+        Event::from_fields(&fields).expect("the parse took these fields")
     }
 }
 
@@ -350,11 +391,21 @@ fn text(value: &str) -> Option<Option<Cow<'_, str>>> {
 pub struct Args<'a>(pub Vec<(Cow<'a, str>, &'a str)>);
 
 impl<'a> Args<'a> {
-    pub fn parse(raw: Option<&'a str>) -> Self {
-        Args(
-            raw.and_then(json::members)
-                .map_or_else(Vec::new, Iterator::collect),
-        )
+    /// The members of `raw`, collected into `buffer` (a recycled one spares an allocation per
+    /// event).
+    pub fn parse(raw: Option<&'a str>, mut buffer: Vec<(Cow<'a, str>, &'a str)>) -> Self {
+        buffer.clear();
+        if let Some(members) = raw.and_then(json::members) {
+            buffer.extend(members);
+        }
+        Args(buffer)
+    }
+
+    /// The emptied buffer, for the next [`Args::parse`].
+    pub fn recycle(self) -> Vec<(Cow<'a, str>, &'a str)> {
+        let mut buffer = self.0;
+        buffer.clear();
+        buffer
     }
 
     /// The raw value of `key` (the last one when repeated).
@@ -468,7 +519,7 @@ mod tests {
     #[test]
     fn args_split_into_mapped_and_rest() {
         let raw = r#"{"device": 0, "grid": [1,2,3], "warps per SM": 1.5}"#;
-        let args = Args::parse(Some(raw));
+        let args = Args::parse(Some(raw), Vec::new());
         assert_eq!(args.int("device"), Some(0));
         assert_eq!(
             args.rest_as_object(&[&["device"], &["grid"]]).as_deref(),

@@ -76,9 +76,15 @@ fn id_int(raw: Option<&str>) -> Option<i64> {
 
 /// `[x, y, z]`; zeros when absent or malformed (the exporter writes the triple unconditionally).
 fn dim3(args: &Args, key: &str) -> [i64; 3] {
-    args.get(key)
-        .and_then(|raw| serde_json::from_str::<[i64; 3]>(raw).ok())
-        .unwrap_or([0; 3])
+    args.get(key).and_then(int_triple).unwrap_or([0; 3])
+}
+
+/// A JSON list of exactly three integers (valid JSON text).
+fn int_triple(raw: &str) -> Option<[i64; 3]> {
+    let inner = raw.strip_prefix('[')?.strip_suffix(']')?;
+    let mut parts = inner.split(',').map(|p| p.trim().parse::<i64>().ok());
+    let triple = [parts.next()??, parts.next()??, parts.next()??];
+    parts.next().is_none().then_some(triple)
 }
 
 /// The args every GPU op shares, read once.
@@ -390,6 +396,23 @@ pub fn overhead(t: &mut Table, ev: &Event, span: Span) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn int_triples_read_as_serde_reads_them() {
+        for raw in [
+            "[4, 2, 1]",
+            "[ -1 ,0,\n 7 ]",
+            "[1, 2]",
+            "[1, 2, 3, 4]",
+            "[1.5, 2, 3]",
+            "[]",
+            "{}",
+            "\"x\"",
+        ] {
+            let serde = serde_json::from_str::<[i64; 3]>(raw).ok();
+            assert_eq!(int_triple(raw), serde, "{raw}");
+        }
+    }
 
     #[test]
     fn memcpy_names_give_copy_and_memory_kinds() {

@@ -27,7 +27,7 @@ use crate::schema::CPU_TRACE_FILE;
 use crate::Result;
 
 pub use doc::Doc;
-use doc::{Args, Event};
+use doc::Args;
 use map::{Class, Op, Span};
 use tables::{Correlations, Info, Tables};
 
@@ -85,7 +85,9 @@ impl ImportStats {
 pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats> {
     let base = doc.base_ns.unwrap_or(0);
     let mut tables = Tables::new(dir, window_id);
-    let mut keep = vec![true; doc.events.len()];
+    // Entries no reader takes are left out of the CPU trace too.
+    let mut keep: Vec<bool> = doc.classes.iter().map(Option::is_some).collect();
+    let dropped = keep.iter().filter(|k| !**k).count() as u64;
     let mut unmapped: BTreeMap<&'static str, u64> = BTreeMap::new();
     let mut correlations = Correlations::default();
     let mut ops: Vec<Op> = Vec::new();
@@ -93,19 +95,11 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut region_names: Vec<(i64, String)> = Vec::new();
     let mut api_corr: HashSet<i64> = HashSet::new();
     let mut next_sync_id = 0;
-    let mut dropped = 0;
     let started = super::clock();
 
-    for (i, (raw, class)) in doc.events.iter().zip(&doc.classes).enumerate() {
-        if matches!(class, Some(Class::Cpu | Class::LaunchFlow { .. })) {
-            continue;
-        }
-        // Only the events the window takes are walked again (the parse kept no fields).
-        let (Some(class), Some(ev)) = (*class, Event::parse(raw)) else {
-            dropped += 1;
-            keep[i] = false;
-            continue;
-        };
+    let mut args_buffer = Vec::new();
+    for taken in &doc.taken {
+        let (i, class, ev) = (taken.index, taken.class, taken.event(doc));
         let start = ev.ts.and_then(micros_text_to_ns).map(|t| t + base);
         let dur = ev.dur.and_then(micros_text_to_ns);
         let (Some(start), Some(dur)) = (start, dur) else {
@@ -116,7 +110,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
             start,
             end: start + dur,
         };
-        let args = Args::parse(ev.args);
+        let args = Args::parse(ev.args, std::mem::take(&mut args_buffer));
         match class {
             Class::Kernel | Class::Memcpy | Class::Memset => {
                 let op = match class {
@@ -170,6 +164,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
             Class::Cpu | Class::LaunchFlow { .. } => continue,
         }
         keep[i] = false;
+        args_buffer = args.recycle();
     }
 
     super::profile("map", started);
