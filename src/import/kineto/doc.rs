@@ -323,14 +323,23 @@ impl<'a> Event<'a> {
     }
 }
 
-/// The members of an event the importer reads, as written, in the order of [`FIELDS`].
+/// The members of an event the importer reads, as written: `ph`, `cat`, `name`, `pid`,
+/// `tid`, `ts`, `dur`, `id`, `args`.
 type Fields<'a> = [Option<&'a str>; 9];
-const FIELDS: [&str; 9] = ["ph", "cat", "name", "pid", "tid", "ts", "dur", "id", "args"];
 
 /// Put member `key: value` into `fields` when it is one; false when it is one already there.
 fn collect<'a>(fields: &mut Fields<'a>, key: &str, value: &'a str) -> bool {
-    let Some(field) = FIELDS.iter().position(|f| *f == key) else {
-        return true;
+    let field = match key {
+        "ph" => 0,
+        "cat" => 1,
+        "name" => 2,
+        "pid" => 3,
+        "tid" => 4,
+        "ts" => 5,
+        "dur" => 6,
+        "id" => 7,
+        "args" => 8,
+        _ => return true,
     };
     fields[field].replace(value).is_none()
 }
@@ -344,7 +353,7 @@ pub struct Taken {
     spans: [(u32, u32); 6],
 }
 
-/// The fields of [`FIELDS`] a [`Taken`] keeps.
+/// The [`Fields`] a [`Taken`] keeps.
 const TAKEN: [usize; 6] = [2, 3, 4, 5, 6, 8];
 const ABSENT: (u32, u32) = (u32::MAX, 0);
 

@@ -48,6 +48,7 @@ pub fn unquote(quoted: &str) -> Cow<'_, str> {
 }
 
 /// The text of the JSON string `quoted`; `escaped` says whether it has escapes to decode.
+#[inline]
 pub fn decode(quoted: &str, escaped: bool) -> Cow<'_, str> {
     if escaped {
         // A valid string only fails to decode on a lone surrogate escape (`\ud800`), which

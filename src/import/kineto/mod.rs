@@ -26,8 +26,8 @@ use crate::catalog::cpu_trace::{micros_text_to_ns, parse_int};
 use crate::schema::CPU_TRACE_FILE;
 use crate::Result;
 
-pub use doc::Doc;
 use doc::Args;
+pub use doc::Doc;
 use map::{Class, Op, Span};
 use tables::{Correlations, Info, Tables};
 
