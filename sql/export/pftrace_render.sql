@@ -7,6 +7,8 @@
 -- predecessors (in list order) that ran in the same replay (correlation id; a node's later
 -- row wins), as (list ordinal, event id) pairs the encoder puts in list order (an ordered
 -- array_agg was most of this plan's time).
+-- The windows run over narrow rows (ids, times, lanes) joined back by event id or lane:
+-- sorting the wide rows for them held every GPU op several times over (GBs at 10 M events).
 CREATE OR REPLACE VIEW pftrace_render AS
 SELECT
   r.event_id,
@@ -15,12 +17,12 @@ SELECT
   r.ts,
   -- clamped duration, ns
   CASE WHEN r.stage_iid = 4 THEN r.dur
-       ELSE greatest(r.ts, least(r.ts + r.dur, COALESCE(r.next_ts, 9223372036854775807))) - r.ts
+       ELSE greatest(r.ts, least(r.ts + r.dur, COALESCE(n.next_ts, 9223372036854775807))) - r.ts
   END AS dur,
   -- gpu_id
   r.device_id,
   -- hw_queue_iid: the lane's gpu_specifications iid
-  99 + CAST(DENSE_RANK() OVER (ORDER BY r.lane) AS BIGINT) AS hw_queue_iid,
+  q.hw_queue_iid,
   -- what this op waits on, {ordinal, event_id} in no order (NULL: none)
   w.waits,
   r.name,
@@ -40,12 +42,17 @@ SELECT
   r.metadata,
   r.host_fn,
   r.host_fn_addr
-FROM (
-  SELECT *,
+FROM _pftrace_render_row r
+JOIN (
+  SELECT event_id,
     LEAD(ts) OVER (PARTITION BY stage_iid = 4, device_id, lane & 4294967295
                    ORDER BY ts, event_id) AS next_ts
   FROM _pftrace_render_row
-) r
+) n ON n.event_id = r.event_id
+JOIN (
+  SELECT lane, 99 + CAST(DENSE_RANK() OVER (ORDER BY lane) AS BIGINT) AS hw_queue_iid
+  FROM (SELECT DISTINCT lane FROM _pftrace_render_row)
+) q ON q.lane IS NOT DISTINCT FROM r.lane
 LEFT JOIN (
   SELECT o.event_id,
     array_agg(named_struct('ordinal', d.pred_ordinal, 'event_id', m.event_id)) AS waits

@@ -193,8 +193,8 @@ struct Parts<'a> {
 ///
 /// A window without a duration event is an error once every event is encoded.
 async fn encode_document(parts: &Parts<'_>, sink: &SegmentSink) -> Result<Vec<Segment>> {
-    let cpu = |leading: bool| -> Pending<'_, Result<Segment>> {
-        Box::pin(async move { cpu_segment(parts, leading, sink) })
+    let cpu = |leading: bool| -> Pending<'_, Result<Vec<Segment>>> {
+        Box::pin(async move { cpu_segment(parts, leading, sink).map(|s| vec![s]) })
     };
     let mut pending = vec![
         cpu(true),
@@ -212,8 +212,9 @@ async fn encode_document(parts: &Parts<'_>, sink: &SegmentSink) -> Result<Vec<Se
             dir: parts.window.to_path_buf(),
         })?;
     fill_span_bound(parts.ctx, span).await?;
-    segments
-        .push(segments::plan_segment(parts.ctx.clone(), "chrome_trace_span", sink.clone()).await?);
+    segments.extend(
+        segments::plan_segments(parts.ctx.clone(), "chrome_trace_span", sink.clone()).await?,
+    );
     Ok(segments)
 }
 
@@ -242,8 +243,13 @@ fn cpu_segment(parts: &Parts<'_>, leading: bool, sink: &SegmentSink) -> Result<S
 /// `chrome_pm_sample` unpivot, the export functions, the empty `chrome_span_bound`), then
 /// the plans of `sql/export/`.
 pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i64) -> Result<()> {
-    // Plans number rows in file order (ROW_NUMBER() OVER ()), so one file is one partition.
+    // Plans number rows in file order (ROW_NUMBER() OVER ()), so one file is one partition,
+    // and its batches are never dealt round-robin: a filter the optimizer pushes below such a
+    // window would run on the dealt batches and gather them back in arbitrary order, so the
+    // numbering (and the output's order) would change from run to run.
     ctx.sql("SET datafusion.optimizer.repartition_file_scans = false")
+        .await?;
+    ctx.sql("SET datafusion.optimizer.enable_round_robin_repartition = false")
         .await?;
     for udf in udf::export_udfs() {
         ctx.register_udf(udf);

@@ -121,28 +121,38 @@ impl Write for SegmentOut {
     }
 }
 
-/// The segment of one export plan's events.
-pub(crate) async fn plan_segment(
+/// The segments of one export plan's events: one per partition of the plan, in partition
+/// order. Each partition's rows come in a fixed order; encoding them apart (in parallel) and
+/// joining the pieces in partition order keeps the document the same from run to run, where
+/// one merged stream would interleave the partitions as they happen to run.
+pub(crate) async fn plan_segments(
     ctx: SessionContext,
     plan: &'static str,
     sink: SegmentSink,
-) -> Result<Segment> {
+) -> Result<Vec<Segment>> {
     let started = std::time::Instant::now();
-    let mut writer = sink.writer()?;
-    let mut stream = ctx.table(plan).await?.execute_stream().await?;
-    while let Some(batch) = stream.next().await {
-        writer.write(&batch?)?;
-    }
+    let streams = ctx.table(plan).await?.execute_stream_partitioned().await?;
+    let partitions = streams.into_iter().map(|mut stream| {
+        let sink = sink.clone();
+        AbortOnDrop(tokio::spawn(async move {
+            let mut writer = sink.writer()?;
+            while let Some(batch) = stream.next().await {
+                writer.write(&batch?)?;
+            }
+            sink.finish(writer)
+        }))
+    });
+    let segments = futures::future::try_join_all(partitions).await?;
     // TRACESQL_PROFILE=1 prints each plan's wall time: where an export spends its time.
     if std::env::var_os("TRACESQL_PROFILE").is_some() {
         eprintln!("{plan}: {:.3} s", started.elapsed().as_secs_f64());
     }
-    sink.finish(writer)
+    Ok(segments)
 }
 
 /// Encode `segments`, as many at a time as there are cores; their results in order.
 pub(crate) async fn encode_all<'a>(
-    segments: Vec<Pending<'a, Result<Segment>>>,
+    segments: Vec<Pending<'a, Result<Vec<Segment>>>>,
 ) -> Result<Vec<Segment>> {
     let jobs = match std::env::var("TRACESQL_EXPORT_JOBS") {
         // TRACESQL_EXPORT_JOBS=1 runs the plans one by one: profiles that add up.
@@ -150,7 +160,7 @@ pub(crate) async fn encode_all<'a>(
         Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Unordered, so a long segment does not hold back the start of the ones after it.
-    let mut numbered: Vec<Pending<'a, (usize, Result<Segment>)>> = Vec::new();
+    let mut numbered: Vec<Pending<'a, (usize, Result<Vec<Segment>>)>> = Vec::new();
     for (i, segment) in segments.into_iter().enumerate() {
         numbered.push(Box::pin(async move { (i, segment.await) }));
     }
@@ -160,17 +170,17 @@ pub(crate) async fn encode_all<'a>(
         out.push((i, segment?));
     }
     out.sort_by_key(|(i, _)| *i);
-    Ok(out.into_iter().map(|(_, segment)| segment).collect())
+    Ok(out.into_iter().flat_map(|(_, segments)| segments).collect())
 }
 
-/// A plan's segment encoded on a task of its own (another core), cancelled when dropped.
+/// A plan's segments encoded on a task of its own (another core), cancelled when dropped.
 pub(crate) fn spawned(
     ctx: &SessionContext,
     plan: &'static str,
     sink: &SegmentSink,
-) -> Pending<'static, Result<Segment>> {
+) -> Pending<'static, Result<Vec<Segment>>> {
     let (ctx, sink) = (ctx.clone(), sink.clone());
-    Box::pin(async move { AbortOnDrop(tokio::spawn(plan_segment(ctx, plan, sink))).await })
+    Box::pin(async move { AbortOnDrop(tokio::spawn(plan_segments(ctx, plan, sink))).await })
 }
 
 /// A task handle that aborts its task when dropped: an export that fails or is cancelled

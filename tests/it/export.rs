@@ -262,3 +262,41 @@ fn the_cli_writes_plain_json_named_after_the_output_by_default() {
     reference["traceName"] = ours["traceName"].clone();
     assert_eq!(differences(&ours, &reference), Vec::<String>::new());
 }
+
+/// Export plans number each table's rows in file order (ROW_NUMBER() OVER ()), and the
+/// .pftrace writes API slices in that order. With many small batches on several partitions,
+/// the numbering must still be the file's order, not the order batches happen to be
+/// scheduled in (a filter pushed below the numbering once dealt them round-robin).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn export_plans_number_rows_in_file_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("w");
+    tracesql::synth::write_window(&tracesql::synth::SynthConfig::new(20000, 3), &dir).unwrap();
+    for _ in 0..3 {
+        assert_numbered_in_file_order(&dir).await;
+    }
+}
+
+async fn assert_numbered_in_file_order(dir: &Path) {
+    let ctx = open(dir).await;
+    ctx.sql("SET datafusion.execution.batch_size = 64")
+        .await
+        .unwrap();
+    ctx.sql("SET datafusion.execution.target_partitions = 4")
+        .await
+        .unwrap();
+    tracesql::export::register_export(&ctx, 0, 0).await.unwrap();
+    let file_order = rows(&ctx, "SELECT correlation_id, start_ns FROM cuda_runtime").await;
+    let numbered = rows(
+        &ctx,
+        "SELECT pos, correlation_id, start_ns FROM _chrome_api_row \
+         WHERE cat = 'cuda_runtime' ORDER BY pos",
+    )
+    .await;
+    assert!(numbered.len() > 500, "{} runtime rows", numbered.len());
+    for row in &numbered {
+        let (pos, call) = row.split_once('|').unwrap();
+        let ord: usize = pos.parse().unwrap();
+        assert_eq!(file_order[ord - 1], call, "row numbered {ord}");
+    }
+}
