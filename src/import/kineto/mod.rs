@@ -1,9 +1,11 @@
 //! A PyTorch profiler (Kineto) trace as one window.
 //!
 //! ```text
-//! doc       : bytes -> top-level members + one raw text per event
-//! map       : each event -> its class -> a row of kernel / gpu_memcpy / gpu_memset /
-//!             cuda_runtime / cuda_driver / cuda_sync (+ cuda_event) / overhead, or the CPU side
+//! read      : file -> bytes (gunzipped)
+//! scan      : the JSON validator doc parses with
+//! doc       : bytes -> top-level members + one raw text per event, classified
+//! map       : each event the window takes -> a row of kernel / gpu_memcpy / gpu_memset /
+//!             cuda_runtime / cuda_driver / cuda_sync (+ cuda_event) / overhead
 //! annotate  : gpu_user_annotation spans -> (correlation, region) links
 //! tables    : the Parquet writers; external_correlation, user_annotation, window_info
 //! cpu_trace : members + CPU-side events, as written -> cpu_trace.json.gz
@@ -16,6 +18,7 @@ mod cpu_trace;
 pub mod doc;
 mod json;
 mod map;
+pub mod read;
 mod scan;
 mod tables;
 
