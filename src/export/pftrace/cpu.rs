@@ -61,10 +61,6 @@ fn as_f64(v: Option<&Value>) -> f64 {
 /// Read the track names of the `M` events into `tracks`, then register and return the CPU
 /// slices in trace order (times: base + round-half-even(µs × 1000), in f64 as numpy does).
 pub fn cpu_slices<'a>(doc: &TraceDoc<'a>, base_ns: i64, tracks: &mut Tracks) -> Vec<CpuSlice<'a>> {
-    let events: Vec<Event<'a>> = doc
-        .events()
-        .filter_map(|text| serde_json::from_str::<Event>(text).ok())
-        .collect();
     let name_arg = |args: Option<&RawValue>| -> String {
         args.and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
             .and_then(|v| v.get("name").cloned())
@@ -74,53 +70,54 @@ pub fn cpu_slices<'a>(doc: &TraceDoc<'a>, base_ns: i64, tracks: &mut Tracks) -> 
             })
             .unwrap_or_default()
     };
-    for e in &events {
-        if e.ph.as_ref().and_then(Value::as_str) != Some("M") {
+    // One pass, each event parsed once and dropped: the slices' threads are registered after
+    // it, once every `M` event has named its track.
+    let mut out = Vec::new();
+    let mut threads = Vec::new();
+    for text in doc.events() {
+        let Ok(e) = serde_json::from_str::<Event>(text) else {
             continue;
-        }
-        match e.name.as_ref().and_then(Value::as_str) {
-            Some("process_name") => {
-                let pid = Id::from_json(e.pid.as_ref());
-                tracks.process_names.insert(pid, name_arg(e.args));
-            }
-            Some("thread_name") => {
-                let key = (Id::from_json(e.pid.as_ref()), Id::from_json(e.tid.as_ref()));
-                tracks.thread_names.insert(key, name_arg(e.args));
+        };
+        match e.ph.as_ref().and_then(Value::as_str) {
+            Some("M") => match e.name.as_ref().and_then(Value::as_str) {
+                Some("process_name") => {
+                    let pid = Id::from_json(e.pid.as_ref());
+                    tracks.process_names.insert(pid, name_arg(e.args));
+                }
+                Some("thread_name") => {
+                    let key = (Id::from_json(e.pid.as_ref()), Id::from_json(e.tid.as_ref()));
+                    tracks.thread_names.insert(key, name_arg(e.args));
+                }
+                _ => {}
+            },
+            Some("X") => {
+                if let Some(cat) = e.cat.as_ref().and_then(Value::as_str) {
+                    if NON_CPU_CATS.contains(&cat) {
+                        continue;
+                    }
+                }
+                let ts = base_ns + (as_f64(e.ts.as_ref()) * 1000.0).round_ties_even() as i64;
+                let end = ts + (as_f64(e.dur.as_ref()) * 1000.0).round_ties_even() as i64;
+                threads.push((Id::from_json(e.pid.as_ref()), Id::from_json(e.tid.as_ref())));
+                let args = e.args.map(RawValue::get).filter(|a| {
+                    a.starts_with('{')
+                        && serde_json::from_str::<Value>(a)
+                            .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+                });
+                out.push(CpuSlice {
+                    ts,
+                    end,
+                    uuid: 0,
+                    name: e.name.as_ref().map_or(String::new(), |v| py_str(Some(v))),
+                    cat: e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v))),
+                    args,
+                });
             }
             _ => {}
         }
     }
-    let mut out = Vec::new();
-    for e in &events {
-        if e.ph.as_ref().and_then(Value::as_str) != Some("X") {
-            continue;
-        }
-        if let Some(cat) = e.cat.as_ref().and_then(Value::as_str) {
-            if NON_CPU_CATS.contains(&cat) {
-                continue;
-            }
-        }
-        let ts = base_ns + (as_f64(e.ts.as_ref()) * 1000.0).round_ties_even() as i64;
-        let end = ts + (as_f64(e.dur.as_ref()) * 1000.0).round_ties_even() as i64;
-        let uuid = tracks.thread(
-            &Id::from_json(e.pid.as_ref()),
-            &Id::from_json(e.tid.as_ref()),
-            "",
-            "",
-        );
-        let args = e.args.map(RawValue::get).filter(|a| {
-            a.starts_with('{')
-                && serde_json::from_str::<Value>(a)
-                    .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
-        });
-        out.push(CpuSlice {
-            ts,
-            end,
-            uuid,
-            name: e.name.as_ref().map_or(String::new(), |v| py_str(Some(v))),
-            cat: e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v))),
-            args,
-        });
+    for (slice, (pid, tid)) in out.iter_mut().zip(&threads) {
+        slice.uuid = tracks.thread(pid, tid, "", "");
     }
     out
 }
