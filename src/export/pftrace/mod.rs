@@ -145,6 +145,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
 
+    // Batches are dropped once their rows are taken, slices once written: a 10 M-event
+    // window's are GBs, and the render stages that follow need the room.
+    drop(api);
     profile.mark("api slices");
     let overhead = collect(&ctx, "SELECT * FROM pftrace_overhead ORDER BY ord").await?;
     profile.mark("pftrace_overhead");
@@ -171,6 +174,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         groups.push(rows);
     }
 
+    drop(overhead);
     let sync = collect(&ctx, "SELECT * FROM pftrace_sync ORDER BY ord").await?;
     profile.mark("pftrace_sync");
     let mut stream_tracks = HashSet::new();
@@ -229,6 +233,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         }
         groups.push(rows);
     }
+    drop(sync);
     nest_track_slices(&mut groups, &stream_tracks);
     profile.mark("sync slices");
 
@@ -316,6 +321,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
                     .map_err(io)?;
             }
         }
+        drop(groups);
+        drop(slice_iids);
         profile.mark("write slices");
         render::write_render(&ctx, &render, &extras, &mut w).await?;
         profile.mark("write pftrace_render");
