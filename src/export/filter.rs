@@ -71,7 +71,10 @@ pub(crate) async fn open_catalog(
     crate::catalog::register_window(&ctx, window).await?;
     let cpu_table = MemTable::try_new(cpu_events.schema(), vec![vec![cpu_events]])?;
     ctx.deregister_table("cpu_event")?;
-    ctx.register_table("cpu_event", Arc::new(cpu_table))?;
+    ctx.register_table(
+        "cpu_event",
+        Arc::new(super::shared_rows::ReleasableRows::new("cpu_event", cpu_table)),
+    )?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     if !filter.is_active() {
         return Ok(ctx);

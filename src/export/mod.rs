@@ -128,6 +128,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
          ORDER BY event_index",
     )
     .await?;
+    release_cpu_events(&ctx, &config.filter).await?;
     profile("chrome_cpu_event", started);
 
     let trace_name = config
@@ -168,6 +169,16 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     file.commit()?;
     profile("join", started);
     Ok(ExportSummary { events })
+}
+
+/// Free the `cpu_event` table once `_chrome_cpu_thread`, its last reader among the plans, is
+/// kept (call after `chrome_cpu_event` has run). A `--sql` script's views may read it later,
+/// so it stays then.
+pub(crate) async fn release_cpu_events(ctx: &SessionContext, filter: &RowFilter) -> Result<()> {
+    if filter.script.is_none() {
+        shared_rows::keep_then_release(ctx, "_chrome_cpu_thread", "cpu_event").await?;
+    }
+    Ok(())
 }
 
 /// With TRACESQL_PROFILE=1, print the time since `started` at the end of a stage.

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::datasource::{MemTable, TableType};
-use datafusion::error::Result as DfResult;
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionContext};
@@ -18,6 +18,7 @@ use crate::Result;
 
 /// The views of `sql/export/` whose rows are kept once computed.
 pub(crate) const SHARED: &[&str] = &[
+    "_chrome_cpu_thread",
     "_chrome_gpu_row",
     "_chrome_api_row",
     "_chrome_sync_row",
@@ -85,5 +86,65 @@ pub(crate) async fn share(ctx: &SessionContext, name: &str) -> Result<()> {
             rows: OnceCell::new(),
         }),
     )?;
+    Ok(())
+}
+
+/// A table whose rows the export frees once the plans that read them have run: `cpu_event`
+/// (the CPU trace parsed: hundreds of MB on a large window) is read only by
+/// `chrome_cpu_event` and `_chrome_cpu_thread`, both done before the bulk of the export.
+#[derive(Debug)]
+pub(crate) struct ReleasableRows {
+    name: &'static str,
+    schema: SchemaRef,
+    rows: std::sync::Mutex<Option<Arc<MemTable>>>,
+}
+
+impl ReleasableRows {
+    pub fn new(name: &'static str, rows: MemTable) -> Self {
+        ReleasableRows {
+            name,
+            schema: rows.schema(),
+            rows: std::sync::Mutex::new(Some(Arc::new(rows))),
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for ReleasableRows {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let rows = self.rows.lock().expect("not poisoned").clone();
+        let rows = rows.ok_or_else(|| {
+            DataFusionError::Execution(format!("{}: read after the export released it", self.name))
+        })?;
+        rows.scan(state, projection, filters, limit).await
+    }
+}
+
+/// Keep the rows of the shared view `keep` (computing them now), then free those of the
+/// [`ReleasableRows`] table `release`, which only `keep` still needed.
+pub(crate) async fn keep_then_release(
+    ctx: &SessionContext,
+    keep: &str,
+    release: &str,
+) -> Result<()> {
+    ctx.table(keep).await?.count().await?;
+    let table = ctx.table_provider(release).await?;
+    if let Some(table) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<ReleasableRows>() {
+        table.rows.lock().expect("not poisoned").take();
+    }
     Ok(())
 }

@@ -75,6 +75,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let (doc, cpu_events) = super::parse_cpu_trace(&bytes, &cpu_path)?;
     let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
+    super::release_cpu_events(&ctx, &config.filter).await?;
     let base_ns = doc.base_ns;
     profile.mark("open window");
     hold_render_rows(&ctx).await?;
