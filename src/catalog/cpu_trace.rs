@@ -3,7 +3,6 @@
 //! turned into integer nanoseconds digit by digit, never through f64.
 
 use std::borrow::Cow;
-use std::io::Read;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -74,19 +73,7 @@ struct ArgIds<'a> {
 
 /// Read and decompress a CPU trace file.
 pub fn read_trace_bytes(path: &Path) -> Result<Vec<u8>> {
-    let raw = std::fs::read(path).map_err(|e| Error::io(path, e))?;
-    if raw.starts_with(&[0x1f, 0x8b]) {
-        let mut out = Vec::with_capacity(raw.len() * 8);
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .read_to_end(&mut out)
-            .map_err(|e| Error::BadCpuTrace {
-                file: path.to_path_buf(),
-                reason: format!("gzip: {e}"),
-            })?;
-        Ok(out)
-    } else {
-        Ok(raw)
-    }
+    crate::file::read_gunzipped(path)
 }
 
 /// Parse the CPU trace at `path` into a `cpu_event` batch.

@@ -73,10 +73,7 @@ pub(crate) async fn open_catalog(
     ctx.deregister_table("cpu_event")?;
     ctx.register_table(
         "cpu_event",
-        Arc::new(super::shared_rows::ReleasableRows::new(
-            "cpu_event",
-            cpu_table,
-        )),
+        Arc::new(super::shared_rows::HeldRows::new("cpu_event", cpu_table)),
     )?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     if !filter.is_active() {

@@ -1,6 +1,10 @@
-//! A view computed once per export: the row sets several export plans read
-//! (`_chrome_api_row`, `_chrome_gpu_row`, ...) are joins, window functions and ordered
-//! aggregates over whole tables; each plan that reads them would otherwise run them again.
+//! Row sets an export holds in memory, as tables:
+//! - views computed once per export: the row sets several export plans read
+//!   (`_chrome_api_row`, `_chrome_gpu_row`, ...) are joins, window functions and ordered
+//!   aggregates over whole tables; each plan that reads them would otherwise run them again;
+//! - rows freed once their last reader has run: `cpu_event` (the CPU trace parsed, hundreds
+//!   of MB on a large window) is read only by `chrome_cpu_event` and `_chrome_cpu_thread`,
+//!   both done before the bulk of the export.
 
 use std::sync::Arc;
 
@@ -12,7 +16,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionContext};
-use tokio::sync::OnceCell;
+use tokio::sync::Mutex;
 
 use crate::Result;
 
@@ -26,39 +30,66 @@ pub(crate) const SHARED: &[&str] = &[
     "_chrome_graph_edge",
 ];
 
-/// A table holding the rows of a query, run on the first scan and kept for the next ones.
+/// Where a held table's rows are.
 #[derive(Debug)]
-struct SharedRows {
-    query: DataFrame,
-    rows: OnceCell<Arc<MemTable>>,
+enum Rows {
+    /// Not computed yet: the query, run on the first scan.
+    Query(DataFrame),
+    Held(Arc<MemTable>),
+    /// Freed after their last reader; a later scan is an error, never an empty table.
+    Released,
 }
 
-impl SharedRows {
+/// A table of rows held in memory: computed from a query on first scan, or given; freed on
+/// [`release`].
+#[derive(Debug)]
+pub(crate) struct HeldRows {
+    name: String,
+    schema: SchemaRef,
+    rows: Mutex<Rows>,
+}
+
+impl HeldRows {
+    /// The rows of `table`, held until released.
+    pub fn new(name: &str, table: MemTable) -> Self {
+        HeldRows {
+            name: name.to_string(),
+            schema: table.schema(),
+            rows: Mutex::new(Rows::Held(Arc::new(table))),
+        }
+    }
+
     async fn rows(&self) -> DfResult<Arc<MemTable>> {
-        let table = self
-            .rows
-            .get_or_try_init(|| async {
-                let started = std::time::Instant::now();
-                let schema = self.query.schema().as_arrow().clone();
-                let partitions = self.query.clone().collect_partitioned().await?;
-                if std::env::var_os("TRACESQL_PROFILE").is_some() {
-                    eprintln!("  (shared rows: {:.3} s)", started.elapsed().as_secs_f64());
-                }
-                MemTable::try_new(Arc::new(schema), partitions).map(Arc::new)
-            })
-            .await?;
-        Ok(table.clone())
+        let mut rows = self.rows.lock().await;
+        if let Rows::Query(query) = &*rows {
+            let started = std::time::Instant::now();
+            let partitions = query.clone().collect_partitioned().await?;
+            if std::env::var_os("TRACESQL_PROFILE").is_some() {
+                eprintln!("  (shared rows: {:.3} s)", started.elapsed().as_secs_f64());
+            }
+            *rows = Rows::Held(Arc::new(MemTable::try_new(
+                self.schema.clone(),
+                partitions,
+            )?));
+        }
+        match &*rows {
+            Rows::Held(table) => Ok(table.clone()),
+            _ => Err(DataFusionError::Execution(format!(
+                "{}: read after the export released it",
+                self.name
+            ))),
+        }
     }
 }
 
 #[async_trait]
-impl TableProvider for SharedRows {
+impl TableProvider for HeldRows {
     fn schema(&self) -> SchemaRef {
-        Arc::new(self.query.schema().as_arrow().clone())
+        self.schema.clone()
     }
 
     fn table_type(&self) -> TableType {
-        TableType::View
+        TableType::Base
     }
 
     async fn scan(
@@ -81,61 +112,17 @@ pub(crate) async fn share(ctx: &SessionContext, name: &str) -> Result<()> {
     ctx.deregister_table(name)?;
     ctx.register_table(
         name,
-        Arc::new(SharedRows {
-            query,
-            rows: OnceCell::new(),
+        Arc::new(HeldRows {
+            name: name.to_string(),
+            schema: Arc::new(query.schema().as_arrow().clone()),
+            rows: Mutex::new(Rows::Query(query)),
         }),
     )?;
     Ok(())
 }
 
-/// A table whose rows the export frees once the plans that read them have run: `cpu_event`
-/// (the CPU trace parsed: hundreds of MB on a large window) is read only by
-/// `chrome_cpu_event` and `_chrome_cpu_thread`, both done before the bulk of the export.
-#[derive(Debug)]
-pub(crate) struct ReleasableRows {
-    name: &'static str,
-    schema: SchemaRef,
-    rows: std::sync::Mutex<Option<Arc<MemTable>>>,
-}
-
-impl ReleasableRows {
-    pub fn new(name: &'static str, rows: MemTable) -> Self {
-        ReleasableRows {
-            name,
-            schema: rows.schema(),
-            rows: std::sync::Mutex::new(Some(Arc::new(rows))),
-        }
-    }
-}
-
-#[async_trait]
-impl TableProvider for ReleasableRows {
-    fn schema(&self) -> SchemaRef {
-        self.schema.clone()
-    }
-
-    fn table_type(&self) -> TableType {
-        TableType::Base
-    }
-
-    async fn scan(
-        &self,
-        state: &dyn Session,
-        projection: Option<&Vec<usize>>,
-        filters: &[Expr],
-        limit: Option<usize>,
-    ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let rows = self.rows.lock().expect("not poisoned").clone();
-        let rows = rows.ok_or_else(|| {
-            DataFusionError::Execution(format!("{}: read after the export released it", self.name))
-        })?;
-        rows.scan(state, projection, filters, limit).await
-    }
-}
-
-/// Keep the rows of the shared view `keep` (computing them now), then free those of the
-/// [`ReleasableRows`] table `release`, which only `keep` still needed.
+/// Compute the shared view `keep` now, then free the rows of the held table `release`, which
+/// only `keep` still needed.
 pub(crate) async fn keep_then_release(
     ctx: &SessionContext,
     keep: &str,
@@ -143,8 +130,8 @@ pub(crate) async fn keep_then_release(
 ) -> Result<()> {
     ctx.table(keep).await?.count().await?;
     let table = ctx.table_provider(release).await?;
-    if let Some(table) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<ReleasableRows>() {
-        table.rows.lock().expect("not poisoned").take();
+    if let Some(held) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<HeldRows>() {
+        *held.rows.lock().await = Rows::Released;
     }
     Ok(())
 }

@@ -58,7 +58,7 @@ pub fn import_kineto(
     for (position, input) in config.inputs.iter().enumerate() {
         let started = Instant::now();
         let reading = clock();
-        let bytes = kineto::read::read_bytes(input)?;
+        let bytes = crate::file::read_gunzipped(input)?;
         profile("read", reading);
         let parsing = clock();
         let doc = kineto::Doc::parse(&bytes, input)?;

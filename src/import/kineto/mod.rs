@@ -1,7 +1,6 @@
 //! A PyTorch profiler (Kineto) trace as one window.
 //!
 //! ```text
-//! read      : file -> bytes (gunzipped)
 //! scan      : the JSON validator doc parses with
 //! doc       : bytes -> top-level members + one raw text per event, classified
 //! map       : each event the window takes -> a row of kernel / gpu_memcpy / gpu_memset /
@@ -18,7 +17,6 @@ mod cpu_trace;
 pub mod doc;
 mod json;
 mod map;
-pub mod read;
 mod scan;
 mod tables;
 
