@@ -71,14 +71,9 @@ struct ArgIds<'a> {
     external_id_legacy: Option<&'a RawValue>,
 }
 
-/// Read and decompress a CPU trace file.
-pub fn read_trace_bytes(path: &Path) -> Result<Vec<u8>> {
-    crate::file::read_gunzipped(path)
-}
-
 /// Parse the CPU trace at `path` into a `cpu_event` batch.
 pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
-    parse_cpu_trace_bytes(&read_trace_bytes(path)?, path)
+    parse_cpu_trace_bytes(&crate::file::read_gunzipped(path)?, path)
 }
 
 /// Parse a CPU trace already read (`bytes`, decompressed; `path` names it in errors) into a

@@ -89,7 +89,7 @@ pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>
             file: dir.join(crate::schema::CPU_TRACE_FILE),
             reason: "missing; export needs the window's Kineto CPU trace".into(),
         })?;
-    let bytes = crate::catalog::cpu_trace::read_trace_bytes(&cpu_path)?;
+    let bytes = crate::file::read_gunzipped(&cpu_path)?;
     Ok((window, cpu_path, bytes))
 }
 

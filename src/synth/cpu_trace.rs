@@ -8,6 +8,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use super::catalog::DEVICE_NAME;
+use crate::sink::json_text::write_int;
 use crate::{Error, Result};
 
 /// A process of the trace: pid and its threads (OS tid, name).
@@ -24,24 +25,6 @@ pub struct CpuTrace {
     base_ns: i64,
     ev_idx: i64,
     err: Option<std::io::Error>,
-}
-
-fn push_int(buf: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        buf.push(b'-');
-    }
-    let mut n = v.unsigned_abs();
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
 }
 
 fn push_str(buf: &mut Vec<u8>, s: &str) {
@@ -64,7 +47,7 @@ fn push_str(buf: &mut Vec<u8>, s: &str) {
 /// A duration or offset in ns written as microseconds with up to 3 decimals (`12.5`, `7.0`).
 fn push_us(buf: &mut Vec<u8>, ns: i64) {
     let ns = ns.max(0);
-    push_int(buf, ns / 1000);
+    write_int(buf, ns / 1000);
     buf.push(b'.');
     let mut frac = ns % 1000;
     if frac == 0 {
@@ -111,7 +94,7 @@ impl CpuTrace {
                 b.push(b',');
             }
             b.extend_from_slice(b"\n    {\"id\": ");
-            push_int(b, d as i64);
+            write_int(b, d as i64);
             b.extend_from_slice(b", \"name\": ");
             push_str(b, DEVICE_NAME);
             b.extend_from_slice(
@@ -124,7 +107,7 @@ impl CpuTrace {
         b.extend_from_slice(b"\n  ],\n  \"trace_id\": ");
         push_str(b, trace_id);
         b.extend_from_slice(b",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
-        push_int(b, base_ns);
+        write_int(b, base_ns);
         b.extend_from_slice(b",\n  \"traceEvents\": [");
         let mut first = true;
         for p in procs {
@@ -180,9 +163,9 @@ impl CpuTrace {
         b.extend_from_slice(b", \"ph\": \"M\", \"ts\": ");
         push_us(b, ts - self.base_ns);
         b.extend_from_slice(b", \"pid\": ");
-        push_int(b, pid);
+        write_int(b, pid);
         b.extend_from_slice(b", \"tid\": ");
-        push_int(b, tid);
+        write_int(b, tid);
         b.extend_from_slice(b", \"args\": {\"");
         b.extend_from_slice(key.as_bytes());
         b.extend_from_slice(b"\": ");
@@ -198,9 +181,9 @@ impl CpuTrace {
         b.extend_from_slice(b"\", \"name\": ");
         push_str(b, name);
         b.extend_from_slice(b", \"pid\": ");
-        push_int(b, pid);
+        write_int(b, pid);
         b.extend_from_slice(b", \"tid\": ");
-        push_int(b, tid);
+        write_int(b, tid);
         b.extend_from_slice(b", \"ts\": ");
         push_us(b, start_ns - base);
         b.extend_from_slice(b", \"dur\": ");
@@ -210,7 +193,7 @@ impl CpuTrace {
 
     fn x_tail(&mut self) {
         self.buf.extend_from_slice(b"\"Ev Idx\": ");
-        push_int(&mut self.buf, self.ev_idx);
+        write_int(&mut self.buf, self.ev_idx);
         self.buf.extend_from_slice(b"}}");
         self.ev_idx += 1;
         if self.buf.len() >= 1 << 20 {
@@ -233,9 +216,9 @@ impl CpuTrace {
         self.x_head("cpu_op", name, pid, tid, s, e);
         let b = &mut self.buf;
         b.extend_from_slice(b"\"External id\": ");
-        push_int(b, ext);
+        write_int(b, ext);
         b.extend_from_slice(b", \"Record function id\": 0, \"Sequence number\": ");
-        push_int(b, seq);
+        write_int(b, seq);
         b.extend_from_slice(b", \"Fwd thread id\": 0, ");
         self.x_tail();
     }
@@ -244,7 +227,7 @@ impl CpuTrace {
     pub fn user_annotation(&mut self, name: &str, pid: i64, tid: i64, s: i64, e: i64, ext: i64) {
         self.x_head("user_annotation", name, pid, tid, s, e);
         self.buf.extend_from_slice(b"\"External id\": ");
-        push_int(&mut self.buf, ext);
+        write_int(&mut self.buf, ext);
         self.buf.extend_from_slice(b", \"Record function id\": 0, ");
         self.x_tail();
     }
@@ -253,7 +236,7 @@ impl CpuTrace {
     pub fn python_function(&mut self, name: &str, pid: i64, tid: i64, s: i64, e: i64, py_id: i64) {
         self.x_head("python_function", name, pid, tid, s, e);
         self.buf.extend_from_slice(b"\"Python id\": ");
-        push_int(&mut self.buf, py_id);
+        write_int(&mut self.buf, py_id);
         self.buf.extend_from_slice(b", ");
         self.x_tail();
     }

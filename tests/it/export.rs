@@ -74,7 +74,7 @@ pub(crate) fn window_of(case: &Case, scratch: &Path) -> PathBuf {
 }
 
 pub(crate) fn read_json(path: &Path) -> Value {
-    let text = tracesql::catalog::cpu_trace::read_trace_bytes(path).unwrap();
+    let text = tracesql::file::read_gunzipped(path).unwrap();
     serde_json::from_slice(&text).unwrap()
 }
 

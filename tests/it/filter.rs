@@ -135,7 +135,7 @@ async fn a_predicate_that_keeps_everything_changes_nothing_in_either_format() {
         })
         .await
         .unwrap();
-        pftrace.push(tracesql::catalog::cpu_trace::read_trace_bytes(&output).unwrap());
+        pftrace.push(tracesql::file::read_gunzipped(&output).unwrap());
     }
     assert!(
         pftrace[0] == pftrace[1],

@@ -74,7 +74,7 @@ struct Event {
 }
 
 fn load(path: &Path) -> Doc {
-    let text = tracesql::catalog::cpu_trace::read_trace_bytes(path).unwrap();
+    let text = tracesql::file::read_gunzipped(path).unwrap();
     serde_json::from_slice(&text).unwrap()
 }
 

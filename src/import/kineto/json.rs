@@ -3,6 +3,8 @@
 
 use std::borrow::Cow;
 
+use super::scan::{equal_bytes, string_stop, ONES};
+
 /// The members of the object `text` in order, as (key, value as written); None when `text`
 /// is not an object. `text` must be valid JSON.
 pub fn members(text: &str) -> Option<Members<'_>> {
@@ -67,30 +69,18 @@ fn is_space(c: char) -> bool {
 /// One past the closing quote of the string opening at `b[start]`, and whether it has
 /// escapes.
 fn string_end(b: &[u8], start: usize) -> (usize, bool) {
-    // Most keys and values are short: a plain loop beats memchr's setup for those.
-    let short = b.len().min(start + 1 + 16);
-    for at in start + 1..short {
-        match b[at] {
-            b'"' => return (at + 1, false),
-            b'\\' => return (escaped_string_end(b, at), true),
-            _ => {}
-        }
-    }
-    match memchr::memchr2(b'"', b'\\', &b[short..]) {
-        Some(i) if b[short + i] == b'\\' => (escaped_string_end(b, short + i), true),
-        Some(i) => (short + i + 1, false),
-        None => (b.len(), false),
-    }
-}
-
-/// One past the closing quote of a string, from the backslash at `b[at]` on.
-fn escaped_string_end(b: &[u8], mut at: usize) -> usize {
+    let mut escaped = false;
+    let mut at = start + 1;
     loop {
-        at += 2; // the backslash and the character it escapes
-        match memchr::memchr2(b'"', b'\\', &b[at..]) {
-            Some(i) if b[at + i] == b'\\' => at += i,
-            Some(i) => return at + i + 1,
-            None => return b.len(),
+        at = string_stop(b, at);
+        match b.get(at) {
+            Some(b'"') => return (at + 1, escaped),
+            Some(b'\\') => {
+                escaped = true;
+                at = (at + 2).min(b.len()); // the backslash and the character it escapes
+            }
+            Some(_) => at += 1, // a control byte, which validated text does not hold
+            None => return (b.len(), escaped),
         }
     }
 }
@@ -136,18 +126,11 @@ fn container_end(b: &[u8], start: usize) -> usize {
 
 /// The offset of the first `"`, `{`, `}`, `[` or `]` at or after `at`, eight bytes at a time.
 fn next_structural(b: &[u8], mut at: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    // The high bit of each byte of `x` that equals `c`; exact up to the lowest one found.
-    let equal = |x: u64, c: u8| {
-        let y = x ^ (ONES * u64::from(c));
-        y.wrapping_sub(ONES) & !y & HIGH
-    };
     while at + 8 <= b.len() {
         let x = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
         // `[` and `]` differ from `{` and `}` by the 0x20 bit only.
         let folded = x | (ONES * 0x20);
-        let hits = equal(x, b'"') | equal(folded, b'{') | equal(folded, b'}');
+        let hits = equal_bytes(x, b'"') | equal_bytes(folded, b'{') | equal_bytes(folded, b'}');
         if hits != 0 {
             return Some(at + (hits.trailing_zeros() / 8) as usize);
         }

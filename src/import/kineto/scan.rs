@@ -275,21 +275,23 @@ fn eof_reason(expecting: &'static str) -> &'static str {
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
+pub(super) const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `x` that equals `c`: exact up to the lowest such byte, so the
+/// lowest set bit of a union of these masks finds the first byte of any of them.
+pub(super) fn equal_bytes(x: u64, c: u8) -> u64 {
+    let y = x ^ (ONES * u64::from(c));
+    y.wrapping_sub(ONES) & !y & HIGH
+}
 
 /// The offset of the first `"`, `\` or control byte at or after `at` (or the text's length),
 /// eight bytes at a time.
-fn string_stop(b: &[u8], mut at: usize) -> usize {
+pub(super) fn string_stop(b: &[u8], mut at: usize) -> usize {
     while at + 8 <= b.len() {
         let x = u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        // Each term is exact up to its lowest hit, so the lowest bit of the union is too.
-        let quote = x ^ (ONES * u64::from(b'"'));
-        let backslash = x ^ (ONES * u64::from(b'\\'));
-        let hits = (quote.wrapping_sub(ONES) & !quote
-            | backslash.wrapping_sub(ONES) & !backslash
-            | x.wrapping_sub(ONES * 0x20) & !x)
-            & HIGH;
+        let control = x.wrapping_sub(ONES * 0x20) & !x & HIGH;
+        let hits = equal_bytes(x, b'"') | equal_bytes(x, b'\\') | control;
         if hits != 0 {
             return at + (hits.trailing_zeros() / 8) as usize;
         }
