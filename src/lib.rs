@@ -33,6 +33,8 @@ pub mod sink;
 
 pub mod file;
 
+mod profile;
+
 pub mod demo;
 pub mod import;
 pub mod synth;

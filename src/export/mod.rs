@@ -111,16 +111,16 @@ pub(crate) fn parse_cpu_trace<'a>(
 
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
-    let started = std::time::Instant::now();
+    let started = crate::profile::Clock::start();
     let (window, cpu_path, bytes) = open_single_window(&config.window)?;
-    profile("read the CPU trace", started);
+    started.report("read the CPU trace");
     let (doc, cpu_events) = parse_cpu_trace(&bytes, &cpu_path)?;
-    profile("parse the CPU trace", started);
+    started.report("parse the CPU trace");
 
     let ctx = filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     filter::pair_launch_flows(&ctx, &config.filter).await?;
-    profile("plan", started);
+    started.report("plan");
 
     let cpu_rows = collect(
         &ctx,
@@ -129,7 +129,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     )
     .await?;
     release_cpu_events(&ctx, &config.filter).await?;
-    profile("chrome_cpu_event", started);
+    started.report("chrome_cpu_event");
 
     let trace_name = config
         .trace_name
@@ -156,7 +156,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     };
     let segments = encode_document(&parts, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
-    profile("encode", started);
+    started.report("encode");
 
     let mut file = AtomicFile::create(&config.output)?;
     sink.join(
@@ -167,7 +167,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         &config.output,
     )?;
     file.commit()?;
-    profile("join", started);
+    started.report("join");
     Ok(ExportSummary { events })
 }
 
@@ -179,13 +179,6 @@ pub(crate) async fn release_cpu_events(ctx: &SessionContext, filter: &RowFilter)
         shared_rows::keep_then_release(ctx, "_chrome_cpu_thread", "cpu_event").await?;
     }
     Ok(())
-}
-
-/// With TRACESQL_PROFILE=1, print the time since `started` at the end of a stage.
-fn profile(stage: &str, started: std::time::Instant) {
-    if std::env::var_os("TRACESQL_PROFILE").is_some() {
-        eprintln!("[{:.3} s] {stage}", started.elapsed().as_secs_f64());
-    }
 }
 
 /// What one document is made of.

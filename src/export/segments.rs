@@ -130,7 +130,7 @@ pub(crate) async fn plan_segments(
     plan: &'static str,
     sink: SegmentSink,
 ) -> Result<Vec<Segment>> {
-    let started = std::time::Instant::now();
+    let started = crate::profile::Clock::start();
     let streams = ctx.table(plan).await?.execute_stream_partitioned().await?;
     let partitions = streams.into_iter().map(|mut stream| {
         let sink = sink.clone();
@@ -143,10 +143,7 @@ pub(crate) async fn plan_segments(
         }))
     });
     let segments = futures::future::try_join_all(partitions).await?;
-    // TRACESQL_PROFILE=1 prints each plan's wall time: where an export spends its time.
-    if std::env::var_os("TRACESQL_PROFILE").is_some() {
-        eprintln!("{plan}: {:.3} s", started.elapsed().as_secs_f64());
-    }
+    started.report(plan);
     Ok(segments)
 }
 

@@ -62,11 +62,9 @@ impl HeldRows {
     async fn rows(&self) -> DfResult<Arc<MemTable>> {
         let mut rows = self.rows.lock().await;
         if let Rows::Query(query) = &*rows {
-            let started = std::time::Instant::now();
+            let started = crate::profile::Clock::start();
             let partitions = query.clone().collect_partitioned().await?;
-            if std::env::var_os("TRACESQL_PROFILE").is_some() {
-                eprintln!("  (shared rows: {:.3} s)", started.elapsed().as_secs_f64());
-            }
+            started.report(&format!("  (shared rows {})", self.name));
             *rows = Rows::Held(Arc::new(MemTable::try_new(
                 self.schema.clone(),
                 partitions,

@@ -11,6 +11,7 @@
 pub mod kineto;
 
 use std::collections::BTreeMap;
+use crate::profile::Clock;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -57,12 +58,11 @@ pub fn import_kineto(
     let mut reports = Vec::new();
     for (position, input) in config.inputs.iter().enumerate() {
         let started = Instant::now();
-        let reading = clock();
+        let mut stage = Clock::start();
         let bytes = crate::file::read_gunzipped(input)?;
-        profile("read", reading);
-        let parsing = clock();
+        stage.mark("import read");
         let doc = kineto::Doc::parse(&bytes, input)?;
-        profile("parse", parsing);
+        stage.mark("import parse");
         let (dir, final_dir, rank, window_id) = if archive {
             let rank = doc.rank().unwrap_or(position as i64);
             let id = next_id.entry(rank).or_insert(0);
@@ -100,33 +100,6 @@ pub fn import_kineto(
     }
     staging.commit()?;
     Ok(reports)
-}
-
-/// TRACESQL_PROFILE=1 prints each import stage's wall and CPU time: where an import spends
-/// its time (CPU time stays honest on a busy machine).
-pub(crate) fn profile(stage: &str, started: (Instant, f64)) {
-    if std::env::var_os("TRACESQL_PROFILE").is_some() {
-        eprintln!(
-            "import {stage}: {:.3} s wall, {:.3} s cpu",
-            started.0.elapsed().as_secs_f64(),
-            cpu_seconds() - started.1
-        );
-    }
-}
-
-/// Now, for [`profile`].
-pub(crate) fn clock() -> (Instant, f64) {
-    (Instant::now(), cpu_seconds())
-}
-
-fn cpu_seconds() -> f64 {
-    let mut t = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes the timespec it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn create_dir(dir: &Path) -> Result<()> {

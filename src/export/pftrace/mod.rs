@@ -70,7 +70,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             config.compression_level
         )));
     }
-    let mut profile = Profile::start();
+    let mut profile = crate::profile::Clock::start();
     let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
     let (doc, cpu_events) = super::parse_cpu_trace(&bytes, &cpu_path)?;
     let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
@@ -337,29 +337,6 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     file.commit()?;
     profile.mark("finish");
     Ok(ExportSummary { events: packets })
-}
-
-/// `TRACESQL_PROFILE=1` prints each stage's wall time (as the Chrome export does per plan):
-/// where an export spends its time.
-struct Profile {
-    on: bool,
-    last: std::time::Instant,
-}
-
-impl Profile {
-    fn start() -> Profile {
-        Profile {
-            on: std::env::var_os("TRACESQL_PROFILE").is_some(),
-            last: std::time::Instant::now(),
-        }
-    }
-
-    fn mark(&mut self, stage: &str) {
-        if self.on {
-            eprintln!("{stage}: {:.3} s", self.last.elapsed().as_secs_f64());
-            self.last = std::time::Instant::now();
-        }
-    }
 }
 
 /// Make each GPU-stream track's slices nest (Perfetto pairs BEGIN/END per track with a

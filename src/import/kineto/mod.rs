@@ -96,7 +96,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut region_names: Vec<(i64, String)> = Vec::new();
     let mut api_corr: HashSet<i64> = HashSet::new();
     let mut next_sync_id = 0;
-    let started = super::clock();
+    let mut stage = crate::profile::Clock::start();
 
     let mut args_buffer = Vec::new();
     for taken in &doc.taken {
@@ -168,8 +168,7 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
         args_buffer = args.recycle();
     }
 
-    super::profile("map", started);
-    let started = super::clock();
+    stage.mark("import map");
 
     // Launch flows whose ends the exporter redraws from the window's correlation ids.
     let op_corr: HashSet<i64> = ops.iter().map(|o| o.correlation).collect();
@@ -220,10 +219,9 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
             cupti_version: doc.member("cupti_version").and_then(parse_int),
         },
     )?;
-    super::profile("tables", started);
-    let started = super::clock();
+    stage.mark("import tables");
     let cpu_events = cpu_trace::write(doc, &keep, &dir.join(CPU_TRACE_FILE))?;
-    super::profile("cpu_trace", started);
+    stage.mark("import cpu_trace");
     Ok(ImportStats {
         regions,
         cpu_events,

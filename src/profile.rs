@@ -1,0 +1,68 @@
+//! `TRACESQL_PROFILE=1`: each stage's wall and CPU time and the process's memory, on stderr.
+//! Where a command spends its time and memory; CPU time stays honest on a busy machine.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+/// Whether TRACESQL_PROFILE is set (read once).
+pub(crate) fn enabled() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var_os("TRACESQL_PROFILE").is_some())
+}
+
+/// A stage's start.
+#[derive(Clone, Copy)]
+pub(crate) struct Clock {
+    wall: Instant,
+    cpu: f64,
+}
+
+impl Clock {
+    pub fn start() -> Clock {
+        Clock {
+            wall: Instant::now(),
+            cpu: cpu_seconds(),
+        }
+    }
+
+    /// Print `stage` with the time since this clock started.
+    pub fn report(&self, stage: &str) {
+        if enabled() {
+            let (rss, peak) = memory_mb();
+            eprintln!(
+                "{stage}: {:.3} s wall, {:.3} s cpu, rss {rss} MB, peak {peak} MB",
+                self.wall.elapsed().as_secs_f64(),
+                cpu_seconds() - self.cpu
+            );
+        }
+    }
+
+    /// [`Clock::report`], then restart: stages one after another.
+    pub fn mark(&mut self, stage: &str) {
+        self.report(stage);
+        *self = Clock::start();
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+/// Resident and peak resident memory in MB (VmRSS, VmHWM); zeros where /proc is missing.
+fn memory_mb() -> (u64, u64) {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let field = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map_or(0, |kb| kb / 1024)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
