@@ -6,9 +6,13 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Builder, StringViewBuilder};
+use datafusion::arrow::array::{
+    ArrayBuilder, ArrayRef, Int64Array, Int64Builder, StringViewArray, StringViewBuilder,
+};
+use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
+use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -32,14 +36,6 @@ pub fn cpu_event_schema() -> SchemaRef {
         // the event's args object as JSON text
         Field::new("args", DataType::Utf8View, true),
     ]))
-}
-
-#[derive(Deserialize)]
-struct TraceDoc<'a> {
-    #[serde(rename = "baseTimeNanoseconds", borrow, default)]
-    base_ns: Option<&'a RawValue>,
-    #[serde(rename = "traceEvents", borrow)]
-    events: Option<Vec<Event<'a>>>,
 }
 
 #[derive(Deserialize)]
@@ -73,18 +69,31 @@ struct ArgIds<'a> {
 
 /// Parse the CPU trace at `path` into a `cpu_event` batch.
 pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
-    parse_cpu_trace_bytes(&crate::file::read_gunzipped(path)?, path)
+    let text = Buffer::from_vec(crate::file::read_gunzipped(path)?);
+    parse_cpu_trace_text(&text, path)
 }
 
-/// Parse a CPU trace already read (`bytes`, decompressed; `path` names it in errors) into a
-/// `cpu_event` batch.
-pub fn parse_cpu_trace_bytes(bytes: &[u8], path: &Path) -> Result<RecordBatch> {
+/// Parse a CPU trace already read (`text`, decompressed; `path` names it in errors) into a
+/// `cpu_event` batch. Its text columns are views into `text` wherever a value is written
+/// without escapes, so the batch keeps `text` alive rather than copying it: the args of a
+/// large trace are most of its bytes.
+pub fn parse_cpu_trace_text(text: &Buffer, path: &Path) -> Result<RecordBatch> {
     let bad = |reason: String| Error::BadCpuTrace {
         file: path.to_path_buf(),
         reason,
     };
-    let doc: TraceDoc = serde_json::from_slice(bytes).map_err(|e| bad(e.to_string()))?;
-    let base_ns = match doc.base_ns {
+    let mut columns = Columns::new(text);
+    let mut de = serde_json::Deserializer::from_slice(text.as_slice());
+    let base = de
+        .deserialize_map(TraceVisitor {
+            columns: &mut columns,
+        })
+        .and_then(|base| de.end().map(|()| base))
+        .map_err(|e| bad(e.to_string()))?;
+    let Some(base_ns) = base else {
+        return Err(bad("no traceEvents list".to_string()));
+    };
+    let base_ns = match base_ns {
         Some(raw) => parse_int(raw.get()).ok_or_else(|| {
             bad(format!(
                 "baseTimeNanoseconds {} is not an integer",
@@ -93,55 +102,215 @@ pub fn parse_cpu_trace_bytes(bytes: &[u8], path: &Path) -> Result<RecordBatch> {
         })?,
         None => 0,
     };
-    let events = doc
-        .events
-        .ok_or_else(|| bad("no traceEvents list".to_string()))?;
-    let n = events.len();
-    let mut index = Int64Builder::with_capacity(n);
-    let mut ph = StringViewBuilder::with_capacity(n);
-    let mut cat = StringViewBuilder::with_capacity(n);
-    let mut name = StringViewBuilder::with_capacity(n);
-    let mut pid = StringViewBuilder::with_capacity(n);
-    let mut tid = StringViewBuilder::with_capacity(n);
-    let mut ts = Int64Builder::with_capacity(n);
-    let mut dur = Int64Builder::with_capacity(n);
-    let mut ext = Int64Builder::with_capacity(n);
-    let mut args = StringViewBuilder::with_capacity(n);
-    for (i, ev) in events.iter().enumerate() {
-        index.append_value(i as i64);
-        ph.append_option(ev.ph.as_deref());
-        cat.append_option(ev.cat.as_deref());
-        name.append_option(ev.name.as_deref());
-        pid.append_option(ev.pid.map(id_text).as_deref());
-        tid.append_option(ev.tid.map(id_text).as_deref());
-        ts.append_option(
-            ev.ts
-                .and_then(|r| micros_text_to_ns(r.get()))
-                .map(|t| t + base_ns),
-        );
-        dur.append_option(ev.dur.and_then(|r| micros_text_to_ns(r.get())));
+    columns.finish(base_ns)
+}
+
+/// The trace's top-level object: `traceEvents` streamed into [`Columns`] event by event,
+/// `baseTimeNanoseconds` kept, every other member skipped. Returns None without
+/// `traceEvents`, else the base's JSON text when present.
+struct TraceVisitor<'c, 'b> {
+    columns: &'c mut Columns<'b>,
+}
+
+impl<'de> Visitor<'de> for TraceVisitor<'_, '_> {
+    type Value = Option<Option<&'de RawValue>>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a Kineto trace (a JSON object)")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(
+        self,
+        mut map: A,
+    ) -> std::result::Result<Self::Value, A::Error> {
+        let mut base = None;
+        let mut has_events = false;
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "traceEvents" if has_events => {
+                    return Err(serde::de::Error::duplicate_field("traceEvents"))
+                }
+                "traceEvents" => {
+                    has_events = true;
+                    map.next_value_seed(EventsSeed {
+                        columns: &mut *self.columns,
+                    })?;
+                }
+                "baseTimeNanoseconds" => base = Some(map.next_value::<&'de RawValue>()?),
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(has_events.then_some(base))
+    }
+}
+
+/// The `traceEvents` list, each event appended to the columns as it is read (never all of
+/// them as structs at once).
+struct EventsSeed<'c, 'b> {
+    columns: &'c mut Columns<'b>,
+}
+
+impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, de: D) -> std::result::Result<(), D::Error> {
+        de.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
+    type Value = ();
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of trace events")
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
+        while let Some(event) = seq.next_element::<Event<'de>>()? {
+            self.columns.push(&event);
+        }
+        Ok(())
+    }
+}
+
+/// The builders of `cpu_event`'s columns, with `text` added as a data block to each text
+/// column so that values borrowed from it are appended as views.
+struct Columns<'b> {
+    text: &'b Buffer,
+    index: Int64Builder,
+    ph: TextColumn,
+    cat: TextColumn,
+    name: TextColumn,
+    pid: TextColumn,
+    tid: TextColumn,
+    ts: Int64Builder,
+    dur: Int64Builder,
+    ext: Int64Builder,
+    args: TextColumn,
+}
+
+impl<'b> Columns<'b> {
+    fn new(text: &'b Buffer) -> Self {
+        Columns {
+            text,
+            index: Int64Builder::new(),
+            ph: TextColumn::new(text),
+            cat: TextColumn::new(text),
+            name: TextColumn::new(text),
+            pid: TextColumn::new(text),
+            tid: TextColumn::new(text),
+            ts: Int64Builder::new(),
+            dur: Int64Builder::new(),
+            ext: Int64Builder::new(),
+            args: TextColumn::new(text),
+        }
+    }
+
+    fn push(&mut self, ev: &Event) {
+        let text = self.text.as_slice();
+        self.index.append_value(self.index.len() as i64);
+        self.ph.append(text, ev.ph.as_deref());
+        self.cat.append(text, ev.cat.as_deref());
+        self.name.append(text, ev.name.as_deref());
+        self.pid.append(text, ev.pid.map(id_text).as_deref());
+        self.tid.append(text, ev.tid.map(id_text).as_deref());
+        self.ts
+            .append_option(ev.ts.and_then(|r| micros_text_to_ns(r.get())));
+        self.dur
+            .append_option(ev.dur.and_then(|r| micros_text_to_ns(r.get())));
         let ids = ev
             .args
             .and_then(|a| serde_json::from_str::<ArgIds>(a.get()).ok());
         let external = ids
             .and_then(|ids| ids.external_id.or(ids.external_id_legacy))
             .and_then(|r| parse_int(r.get()));
-        ext.append_option(external);
-        args.append_option(ev.args.map(|a| a.get()));
+        self.ext.append_option(external);
+        self.args.append(text, ev.args.map(|a| a.get()));
     }
-    let columns: Vec<ArrayRef> = vec![
-        Arc::new(index.finish()),
-        Arc::new(ph.finish()),
-        Arc::new(cat.finish()),
-        Arc::new(name.finish()),
-        Arc::new(pid.finish()),
-        Arc::new(tid.finish()),
-        Arc::new(ts.finish()),
-        Arc::new(dur.finish()),
-        Arc::new(ext.finish()),
-        Arc::new(args.finish()),
-    ];
-    RecordBatch::try_new(cpu_event_schema(), columns).map_err(|e| Error::Internal(e.to_string()))
+
+    /// The batch, with `base_ns` (known only once the whole trace is read) added to `ts_ns`.
+    fn finish(mut self, base_ns: i64) -> Result<RecordBatch> {
+        let ts: Int64Array = self.ts.finish().unary(|t: i64| t.wrapping_add(base_ns));
+        let columns: Vec<ArrayRef> = vec![
+            Arc::new(self.index.finish()),
+            Arc::new(self.ph.finish()),
+            Arc::new(self.cat.finish()),
+            Arc::new(self.name.finish()),
+            Arc::new(self.pid.finish()),
+            Arc::new(self.tid.finish()),
+            Arc::new(ts),
+            Arc::new(self.dur.finish()),
+            Arc::new(self.ext.finish()),
+            Arc::new(self.args.finish()),
+        ];
+        RecordBatch::try_new(cpu_event_schema(), columns)
+            .map_err(|e| Error::Internal(e.to_string()))
+    }
+}
+
+/// A Utf8View column whose values are views into the trace text where they can be: the text
+/// is added as overlapping blocks (a view's offset is 32 bits), block k covering
+/// `[k * step, (k + 2) * step)`, so any value up to `step` bytes long lies whole in one
+/// block. A longer value, or one that is not a slice of the text (an unescaped string), is
+/// copied.
+struct TextColumn {
+    builder: StringViewBuilder,
+    /// the block id of block k
+    blocks: Vec<u32>,
+    step: usize,
+}
+
+impl TextColumn {
+    /// 1 GiB steps: blocks of up to 2 GiB, under the 4 GiB a view can address.
+    fn new(text: &Buffer) -> Self {
+        TextColumn::with_step(text, 1 << 30)
+    }
+
+    fn with_step(text: &Buffer, step: usize) -> Self {
+        let mut builder = StringViewBuilder::new();
+        let blocks = (0..text.len().div_ceil(step).max(1))
+            .map(|k| {
+                let start = (k * step).min(text.len());
+                let len = (2 * step).min(text.len() - start);
+                builder.append_block(text.slice_with_length(start, len))
+            })
+            .collect();
+        TextColumn {
+            builder,
+            blocks,
+            step,
+        }
+    }
+
+    /// Append `value`, a view when it is a slice of `text` (the text the blocks were made of).
+    fn append(&mut self, text: &[u8], value: Option<&str>) {
+        let Some(value) = value else {
+            self.builder.append_null();
+            return;
+        };
+        let offset = (value.as_ptr() as usize).wrapping_sub(text.as_ptr() as usize);
+        let within = offset <= text.len() && value.len() <= text.len() - offset;
+        if within && value.len() <= self.step {
+            let k = offset / self.step;
+            // SAFETY: block k is text[k * step..] (up to 2 * step bytes), which holds `value`
+            // whole, as checked above; `value` is a &str, so the viewed bytes are UTF-8.
+            unsafe {
+                self.builder.append_view_unchecked(
+                    self.blocks[k],
+                    (offset - k * self.step) as u32,
+                    value.len() as u32,
+                )
+            };
+        } else {
+            self.builder.append_value(value);
+        }
+    }
+
+    fn finish(&mut self) -> StringViewArray {
+        self.builder.finish()
+    }
 }
 
 /// An id as text: a JSON string's contents, or a number's digits as written.
@@ -291,6 +460,49 @@ mod tests {
             .downcast_ref::<datafusion::arrow::array::Int64Array>()
             .unwrap();
         assert_eq!((ext.value(0), ext.value(1), ext.is_null(2)), (7, 8, true));
+    }
+
+    #[test]
+    fn text_values_are_views_into_the_trace_or_copies() {
+        let text = Buffer::from_vec(
+            br#"{"traceEvents":[{"name":"a\"b","args":{"k":"a long value"}}]}"#.to_vec(),
+        );
+        let batch = parse_cpu_trace_text(&text, Path::new("t.json")).unwrap();
+        let text_at = |column: usize| {
+            let array = batch
+                .column(column)
+                .as_any()
+                .downcast_ref::<StringViewArray>()
+                .unwrap();
+            array.value(0).to_string()
+        };
+        assert_eq!(text_at(3), "a\"b", "an escaped name is decoded");
+        assert_eq!(
+            text_at(9),
+            r#"{"k":"a long value"}"#,
+            "args are the text as written"
+        );
+
+        // Small steps: values straddle blocks, and some are longer than a step.
+        let bytes = Buffer::from_vec(b"0123456789abcdefghijklmnopqrstuvwxyz".to_vec());
+        let source = std::str::from_utf8(bytes.as_slice()).unwrap();
+        let mut column = TextColumn::with_step(&bytes, 4);
+        let values = [
+            &source[0..3],
+            &source[3..8],
+            &source[7..20],
+            &source[30..36],
+            "copied",
+        ];
+        for value in values {
+            column.append(bytes.as_slice(), Some(value));
+        }
+        column.append(bytes.as_slice(), None);
+        let array = column.finish();
+        for (i, value) in values.iter().enumerate() {
+            assert_eq!(array.value(i), *value);
+        }
+        assert!(array.is_null(values.len()));
     }
 
     #[test]

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, Float64Array, Int64Array, RecordBatch};
+use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
@@ -72,7 +73,7 @@ const EVENT_PLANS: &[&str] = &[
 
 /// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
 /// trace's bytes: what every export format starts from.
-pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>)> {
+pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Buffer)> {
     let window = Window::open(dir)?;
     if window.is_archive() {
         return Err(Error::Usage(format!(
@@ -89,19 +90,20 @@ pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Vec<u8>
             file: dir.join(crate::schema::CPU_TRACE_FILE),
             reason: "missing; export needs the window's Kineto CPU trace".into(),
         })?;
-    let bytes = crate::file::read_gunzipped(&cpu_path)?;
-    Ok((window, cpu_path, bytes))
+    let text = Buffer::from_vec(crate::file::read_gunzipped(&cpu_path)?);
+    Ok((window, cpu_path, text))
 }
 
 /// The CPU trace's two readings, parsed side by side on two threads: the document split into
-/// raw events (what the export copies) and the `cpu_event` table (what the plans join).
+/// raw events (what the export copies) and the `cpu_event` table (what the plans join; it
+/// holds `text` until it is dropped).
 pub(crate) fn parse_cpu_trace<'a>(
-    bytes: &'a [u8],
+    text: &'a Buffer,
     path: &'a Path,
 ) -> Result<(TraceDoc<'a>, RecordBatch)> {
     std::thread::scope(|scope| {
-        let table = scope.spawn(|| crate::catalog::cpu_trace::parse_cpu_trace_bytes(bytes, path));
-        let doc = TraceDoc::parse(bytes, path);
+        let table = scope.spawn(|| crate::catalog::cpu_trace::parse_cpu_trace_text(text, path));
+        let doc = TraceDoc::parse(text, path);
         let table = table
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -112,33 +114,15 @@ pub(crate) fn parse_cpu_trace<'a>(
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let started = crate::profile::Clock::start();
-    let (window, cpu_path, bytes) = open_single_window(&config.window)?;
+    let (window, cpu_path, text) = open_single_window(&config.window)?;
     started.report("read the CPU trace");
-    let (doc, cpu_events) = parse_cpu_trace(&bytes, &cpu_path)?;
+    let (doc, cpu_events) = parse_cpu_trace(&text, &cpu_path)?;
     started.report("parse the CPU trace");
 
     let ctx = filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     filter::pair_launch_flows(&ctx, &config.filter).await?;
     started.report("plan");
-
-    let cpu_rows = collect(
-        &ctx,
-        "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
-         ORDER BY event_index",
-    )
-    .await?;
-    release_cpu_events(&ctx, &config.filter).await?;
-    started.report("chrome_cpu_event");
-
-    let trace_name = config
-        .trace_name
-        .clone()
-        .unwrap_or_else(|| config.output.display().to_string());
-    let mut name_json = Vec::new();
-    write_str(&mut name_json, &trace_name);
-    let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
-    let (head, tail) = doc.members_around_events(&name_json);
 
     let dir = match config.output.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
@@ -148,24 +132,39 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         dir,
         gzip: config.output.extension().is_some_and(|e| e == "gz"),
     };
-    let parts = Parts {
-        ctx: &ctx,
-        doc: &doc,
-        cpu_rows: &cpu_rows,
-        window: &config.window,
+    // The CPU trace's own events are encoded first, so that its text (hundreds of MB on a
+    // large window) is freed before the window's plans run.
+    let cpu_rows = collect(
+        &ctx,
+        "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
+         ORDER BY event_index",
+    )
+    .await?;
+    release_cpu_events(&ctx, &config.filter).await?;
+    let cpu = CpuSegments {
+        leading: cpu_segment(&doc, &cpu_rows, true, &sink)?,
+        other: cpu_segment(&doc, &cpu_rows, false, &sink)?,
     };
-    let segments = encode_document(&parts, &sink).await?;
+    drop(cpu_rows);
+    let trace_name = config
+        .trace_name
+        .clone()
+        .unwrap_or_else(|| config.output.display().to_string());
+    let mut name_json = Vec::new();
+    write_str(&mut name_json, &trace_name);
+    let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
+    let (head, tail) = doc.members_around_events(&name_json);
+    let (head, tail) = (document_head(&head), document_tail(&tail));
+    drop(doc);
+    drop(text);
+    started.report("chrome_cpu_event");
+
+    let segments = encode_document(&ctx, cpu, &config.window, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
     started.report("encode");
 
     let mut file = AtomicFile::create(&config.output)?;
-    sink.join(
-        file.file(),
-        &document_head(&head),
-        segments,
-        &document_tail(&tail),
-        &config.output,
-    )?;
+    sink.join(file.file(), &head, segments, &tail, &config.output)?;
     file.commit()?;
     started.report("join");
     Ok(ExportSummary { events })
@@ -181,59 +180,67 @@ pub(crate) async fn release_cpu_events(ctx: &SessionContext, filter: &RowFilter)
     Ok(())
 }
 
-/// What one document is made of.
-struct Parts<'a> {
-    ctx: &'a SessionContext,
-    doc: &'a TraceDoc<'a>,
-    /// chrome_cpu_event's (event_index, leading, span_ts, span_dur) in trace order
-    cpu_rows: &'a [RecordBatch],
-    /// the window folder, for the empty-window error
-    window: &'a Path,
+/// The CPU trace's events as segments, encoded before the window's.
+struct CpuSegments {
+    /// its leading metadata events
+    leading: Segment,
+    /// its other events
+    other: Segment,
 }
 
 /// The document's events, in segments in document order: the CPU trace's leading metadata,
 /// the window's metadata, the CPU trace's other events, the window's events, the profiler
 /// span over all of them (measured by the writers as they go). The plans run in parallel.
 ///
-/// A window without a duration event is an error once every event is encoded.
-async fn encode_document(parts: &Parts<'_>, sink: &SegmentSink) -> Result<Vec<Segment>> {
-    let cpu = |leading: bool| -> Pending<'_, Result<Vec<Segment>>> {
-        Box::pin(async move { cpu_segment(parts, leading, sink).map(|s| vec![s]) })
+/// A window without a duration event is an error (naming `window`) once every event is
+/// encoded.
+async fn encode_document(
+    ctx: &SessionContext,
+    cpu: CpuSegments,
+    window: &Path,
+    sink: &SegmentSink,
+) -> Result<Vec<Segment>> {
+    let done = |segment: Segment| -> Pending<'_, Result<Vec<Segment>>> {
+        Box::pin(std::future::ready(Ok(vec![segment])))
     };
     let mut pending = vec![
-        cpu(true),
-        segments::spawned(parts.ctx, "chrome_metadata", sink),
+        done(cpu.leading),
+        segments::spawned(ctx, "chrome_metadata", sink),
+        done(cpu.other),
     ];
-    pending.push(cpu(false));
     for plan in EVENT_PLANS {
-        pending.push(segments::spawned(parts.ctx, plan, sink));
+        pending.push(segments::spawned(ctx, plan, sink));
     }
     let mut segments = segments::encode_all(pending).await?;
     let span = segments
         .iter()
         .fold(None, |span, s| Span::merge(span, s.span))
         .ok_or_else(|| Error::EmptyWindow {
-            dir: parts.window.to_path_buf(),
+            dir: window.to_path_buf(),
         })?;
-    fill_span_bound(parts.ctx, span).await?;
-    segments.extend(
-        segments::plan_segments(parts.ctx.clone(), "chrome_trace_span", sink.clone()).await?,
-    );
+    fill_span_bound(ctx, span).await?;
+    segments.extend(segments::plan_segments(ctx.clone(), "chrome_trace_span", sink.clone()).await?);
     Ok(segments)
 }
 
 /// The CPU trace's leading metadata events (`leading`) or its other events, copied as
-/// written.
-fn cpu_segment(parts: &Parts<'_>, leading: bool, sink: &SegmentSink) -> Result<Segment> {
+/// written; `cpu_rows` are chrome_cpu_event's (event_index, leading, span_ts, span_dur) in
+/// trace order.
+fn cpu_segment(
+    doc: &TraceDoc<'_>,
+    cpu_rows: &[RecordBatch],
+    leading: bool,
+    sink: &SegmentSink,
+) -> Result<Segment> {
     let mut writer = sink.writer()?;
-    for batch in parts.cpu_rows {
+    for batch in cpu_rows {
         let index = batch.column(0).as_primitive::<Int64Type>();
         let flags = batch.column(1).as_boolean();
         let span_ts = batch.column(2).as_primitive::<Float64Type>();
         let span_dur = batch.column(3).as_primitive::<Float64Type>();
         for row in 0..batch.num_rows() {
             if flags.value(row) == leading {
-                writer.write_raw(parts.doc.event(index.value(row))?)?;
+                writer.write_raw(doc.event(index.value(row))?)?;
                 if span_ts.is_valid(row) {
                     writer.cover(span_ts.value(row), span_dur.value(row));
                 }

@@ -10,8 +10,8 @@
 
 pub mod kineto;
 
-use std::collections::BTreeMap;
 use crate::profile::Clock;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 

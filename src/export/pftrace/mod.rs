@@ -71,8 +71,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         )));
     }
     let mut profile = crate::profile::Clock::start();
-    let (window, cpu_path, bytes) = super::open_single_window(&config.window)?;
-    let (doc, cpu_events) = super::parse_cpu_trace(&bytes, &cpu_path)?;
+    let (window, cpu_path, trace_text) = super::open_single_window(&config.window)?;
+    let (doc, cpu_events) = super::parse_cpu_trace(&trace_text, &cpu_path)?;
     let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
     register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
     super::release_cpu_events(&ctx, &config.filter).await?;
