@@ -1,5 +1,6 @@
 //! `TRACESQL_PROFILE=1`: each stage's wall and CPU time and the process's memory, on stderr.
 //! Where a command spends its time and memory; CPU time stays honest on a busy machine.
+//! `TRACESQL_EXPLAIN=PLAN`: an export prints `EXPLAIN ANALYZE` of the plan named PLAN.
 
 use std::sync::OnceLock;
 use std::time::Instant;
@@ -65,4 +66,24 @@ fn memory_mb() -> (u64, u64) {
             .map_or(0, |kb| kb / 1024)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// With `TRACESQL_EXPLAIN=<plan>`, print the plan's `EXPLAIN ANALYZE` (it runs the plan once
+/// more): where a plan spends its time.
+pub(crate) async fn explain(
+    ctx: &datafusion::prelude::SessionContext,
+    plan: &str,
+) -> crate::Result<()> {
+    if std::env::var("TRACESQL_EXPLAIN").is_ok_and(|p| p == plan) {
+        let rows = ctx
+            .sql(&format!("EXPLAIN ANALYZE SELECT * FROM {plan}"))
+            .await?
+            .collect()
+            .await?;
+        eprintln!(
+            "{}",
+            datafusion::arrow::util::pretty::pretty_format_batches(&rows)?
+        );
+    }
+    Ok(())
 }

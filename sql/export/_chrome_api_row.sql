@@ -59,14 +59,24 @@ FROM (
                                     'cuMemImportFromShareableHandle'))
 ) a
 LEFT JOIN (
-  SELECT correlation_id, pid, tid FROM (
-    SELECT x.correlation_id, t.pid, t.tid,
-      ROW_NUMBER() OVER (PARTITION BY x.correlation_id ORDER BY x.ord DESC) AS rn
+  -- the last external_correlation row (by place, `ord`) of each correlation whose external
+  -- id has a CPU thread; found by its place rather than by sorting the rows
+  SELECT l.correlation_id, l.pid, l.tid
+  FROM (
+    SELECT x.correlation_id, x.ord, t.pid, t.tid
     FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
           FROM external_correlation) x
     JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
     WHERE x.correlation_id <> 0
-  ) WHERE rn = 1
+  ) l
+  JOIN (
+    SELECT x.correlation_id, max(x.ord) AS ord
+    FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
+          FROM external_correlation) x
+    JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
+    WHERE x.correlation_id <> 0
+    GROUP BY x.correlation_id
+  ) m ON m.ord = l.ord
 ) ct ON ct.correlation_id = a.correlation_id AND ct.pid = a.process_id
 LEFT JOIN (
   SELECT process_id, thread_id, resource_id FROM (

@@ -15,5 +15,7 @@ SELECT
   greatest(CAST(o.end_ns - o.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
   -- empty args object
   '' AS "args.*"
-FROM _chrome_overhead_row o
-CROSS JOIN chrome_base b
+-- (chrome_base first: the one-row side must be the cross join's build side, or the join
+-- emits one batch per overhead row)
+FROM chrome_base b
+CROSS JOIN _chrome_overhead_row o

@@ -134,6 +134,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     };
     // The CPU trace's own events are encoded first, so that its text (hundreds of MB on a
     // large window) is freed before the window's plans run.
+    crate::profile::explain(&ctx, "chrome_cpu_event").await?;
     let cpu_rows = collect(
         &ctx,
         "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \

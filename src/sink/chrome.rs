@@ -142,8 +142,8 @@ impl<W: Write> ChromeWriter<W> {
     /// Encode every row of `batch` as one event (see the module docs for the column names).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
-        let mut top: Vec<(&str, Column<'_>)> = Vec::new();
-        let mut args: Vec<(Member<'_>, Column<'_>)> = Vec::new();
+        let mut top: Vec<(Key, Column<'_>)> = Vec::new();
+        let mut args: Vec<(Member, Column<'_>)> = Vec::new();
         let mut args_at = None;
         for (field, array) in schema.fields().iter().zip(batch.columns()) {
             let name = field.name().as_str();
@@ -157,13 +157,14 @@ impl<W: Write> ChromeWriter<W> {
                     args_at.get_or_insert(top.len());
                     let member = match key.strip_prefix('*') {
                         Some(_) => Member::Splice,
-                        None => Member::Key(key),
+                        None => Member::Key(Key::new(key)),
                     };
                     args.push((member, column));
                 }
-                None => top.push((name, column)),
+                None => top.push((Key::new(name), column)),
             }
         }
+        let args_key = Key::new("args");
         let extent = Extent::find(&top);
         for row in 0..batch.num_rows() {
             self.separator();
@@ -172,16 +173,16 @@ impl<W: Write> ChromeWriter<W> {
             let mut first = true;
             for (i, (key, column)) in top.iter().enumerate() {
                 if args_at == Some(i) {
-                    write_args(buf, &args, row, &mut first);
+                    write_args(buf, &args_key, &args, row, &mut first);
                 }
                 if column.is_null(row) {
                     continue;
                 }
-                member_key(buf, key, &mut first);
+                key.write(buf, &mut first);
                 column.write(buf, row);
             }
             if args_at == Some(top.len()) {
-                write_args(buf, &args, row, &mut first);
+                write_args(buf, &args_key, &args, row, &mut first);
             }
             buf.push(b'}');
             if let Some(extent) = &extent {
@@ -266,8 +267,8 @@ struct Number<'c, 'a>(Option<&'c Column<'a>>);
 
 impl<'c, 'a> Extent<'c, 'a> {
     /// None for a batch without a `ph` column: none of its events is a duration event.
-    fn find(top: &'c [(&str, Column<'a>)]) -> Option<Self> {
-        let get = |key: &str| top.iter().find(|(k, _)| *k == key).map(|(_, c)| c);
+    fn find(top: &'c [(Key, Column<'a>)]) -> Option<Self> {
+        let get = |key: &str| top.iter().find(|(k, _)| k.name == key).map(|(_, c)| c);
         Some(Extent {
             ph: get("ph")?,
             cat: get("cat"),
@@ -292,25 +293,49 @@ impl Number<'_, '_> {
     }
 }
 
-enum Member<'a> {
-    Key(&'a str),
+enum Member {
+    Key(Key),
     Splice,
 }
 
-fn member_key(buf: &mut Vec<u8>, key: &str, first: &mut bool) {
-    if !*first {
-        buf.push(b',');
-    }
-    *first = false;
-    write_str(buf, key);
-    buf.push(b':');
+/// A member's key, with its JSON text (`"key":`) encoded once per batch.
+struct Key {
+    name: String,
+    json: Vec<u8>,
 }
 
-fn write_args(buf: &mut Vec<u8>, args: &[(Member<'_>, Column<'_>)], row: usize, first: &mut bool) {
+impl Key {
+    fn new(name: &str) -> Key {
+        let mut json = Vec::with_capacity(name.len() + 3);
+        write_str(&mut json, name);
+        json.push(b':');
+        Key {
+            name: name.to_string(),
+            json,
+        }
+    }
+
+    /// `"key":`, after a comma unless it is the object's `first` member.
+    fn write(&self, buf: &mut Vec<u8>, first: &mut bool) {
+        if !*first {
+            buf.push(b',');
+        }
+        *first = false;
+        buf.extend_from_slice(&self.json);
+    }
+}
+
+fn write_args(
+    buf: &mut Vec<u8>,
+    args_key: &Key,
+    args: &[(Member, Column<'_>)],
+    row: usize,
+    first: &mut bool,
+) {
     if args.iter().all(|(_, c)| c.is_null(row)) {
         return;
     }
-    member_key(buf, "args", first);
+    args_key.write(buf, first);
     buf.push(b'{');
     let mut first_arg = true;
     for (member, column) in args {
@@ -319,7 +344,7 @@ fn write_args(buf: &mut Vec<u8>, args: &[(Member<'_>, Column<'_>)], row: usize, 
         }
         match member {
             Member::Key(key) => {
-                member_key(buf, key, &mut first_arg);
+                key.write(buf, &mut first_arg);
                 column.write(buf, row);
             }
             Member::Splice => {

@@ -62,6 +62,47 @@ pub fn write_str(buf: &mut Vec<u8>, s: &str) {
 /// round-trip, positional for exponents -4..16 (always with a fractional part), else
 /// `d.ddde+XX`; `NaN` / `Infinity` as Python's json writes them.
 pub fn write_py_float(buf: &mut Vec<u8>, v: f64) {
+    if !write_thousandths(buf, v) {
+        write_py_float_general(buf, v);
+    }
+}
+
+/// The common case of [`write_py_float`], without formatting machinery: `v` is the double
+/// nearest to k / 1000 for an integer |k| < 10^15 (a time in µs computed from integer ns).
+/// Then the decimal k / 1000 has at most 15 significant digits, and distinct decimals of 15
+/// digits or fewer are distinct doubles, so its digits are `v`'s shortest round-trip
+/// digits. Returns false, writing nothing, for any other value.
+fn write_thousandths(buf: &mut Vec<u8>, v: f64) -> bool {
+    let k = (v * 1000.0).round();
+    if !(k.abs() < 1e15 && (k / 1000.0).to_bits() == v.to_bits()) {
+        return false;
+    }
+    if v.is_sign_negative() {
+        buf.push(b'-');
+    }
+    let k = k.abs() as i64;
+    write_int(buf, k / 1000);
+    buf.push(b'.');
+    let mut frac = k % 1000;
+    if frac == 0 {
+        buf.push(b'0');
+        return true;
+    }
+    let mut width = 3;
+    while frac % 10 == 0 {
+        frac /= 10;
+        width -= 1;
+    }
+    let digits = [
+        b'0' + (frac / 100 % 10) as u8,
+        b'0' + (frac / 10 % 10) as u8,
+        b'0' + (frac % 10) as u8,
+    ];
+    buf.extend_from_slice(&digits[3 - width..]);
+    true
+}
+
+fn write_py_float_general(buf: &mut Vec<u8>, v: f64) {
     if v.is_nan() {
         buf.extend_from_slice(b"NaN");
         return;
@@ -155,6 +196,44 @@ mod tests {
         assert_eq!(py(-2.5), "-2.5");
         assert_eq!(py(123456789.123), "123456789.123");
         assert_eq!(py(f64::NAN), "NaN");
+    }
+
+    #[test]
+    fn thousandths_are_written_as_the_general_repr_writes_them() {
+        let general = |v: f64| {
+            let mut b = Vec::new();
+            write_py_float_general(&mut b, v);
+            String::from_utf8(b).unwrap()
+        };
+        // µs times from integer ns: small, large, negative, around the 10^15 bound
+        let mut k: i64 = 1;
+        for _ in 0..200_000 {
+            k = k
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            for ns in [
+                k % 1000,
+                k % 10_000_000,
+                k % 1_000_000_000_000_000,
+                k % 10_000_000_000_000_000,
+            ] {
+                let v = ns as f64 / 1000.0;
+                assert_eq!(py(v), general(v), "{ns} ns");
+            }
+        }
+        for v in [
+            0.0,
+            -0.0,
+            0.001,
+            0.1,
+            999999999999.999,
+            1e12,
+            -1.5,
+            0.0005,
+            1.0 / 3.0,
+        ] {
+            assert_eq!(py(v), general(v), "{v}");
+        }
     }
 
     #[test]
