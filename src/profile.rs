@@ -3,6 +3,8 @@
 //! `TRACESQL_EXPLAIN=PLAN`: an export prints `EXPLAIN ANALYZE` of the plan named PLAN.
 
 use std::sync::OnceLock;
+
+use datafusion::prelude::DataFrame;
 use std::time::Instant;
 
 /// Whether TRACESQL_PROFILE is set (read once).
@@ -68,18 +70,14 @@ fn memory_mb() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// With `TRACESQL_EXPLAIN=<plan>`, print the plan's `EXPLAIN ANALYZE` (it runs the plan once
-/// more): where a plan spends its time.
+/// With `TRACESQL_EXPLAIN=<name>`, print `EXPLAIN ANALYZE` of the plan `name` (`frame`;
+/// it runs once more): where a plan spends its time.
 pub(crate) async fn explain(
-    ctx: &datafusion::prelude::SessionContext,
-    plan: &str,
+    name: &str,
+    frame: impl AsyncFnOnce() -> crate::Result<DataFrame>,
 ) -> crate::Result<()> {
-    if std::env::var("TRACESQL_EXPLAIN").is_ok_and(|p| p == plan) {
-        let rows = ctx
-            .sql(&format!("EXPLAIN ANALYZE SELECT * FROM {plan}"))
-            .await?
-            .collect()
-            .await?;
+    if std::env::var("TRACESQL_EXPLAIN").is_ok_and(|p| p == name) {
+        let rows = frame().await?.explain(false, true)?.collect().await?;
         eprintln!(
             "{}",
             datafusion::arrow::util::pretty::pretty_format_batches(&rows)?

@@ -134,7 +134,10 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     };
     // The CPU trace's own events are encoded first, so that its text (hundreds of MB on a
     // large window) is freed before the window's plans run.
-    crate::profile::explain(&ctx, "chrome_cpu_event").await?;
+    crate::profile::explain("chrome_cpu_event", async || {
+        Ok(ctx.table("chrome_cpu_event").await?)
+    })
+    .await?;
     let cpu_rows = collect(
         &ctx,
         "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
@@ -158,9 +161,20 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let (head, tail) = (document_head(&head), document_tail(&tail));
     drop(doc);
     drop(text);
+    crate::file::return_free_memory();
     started.report("chrome_cpu_event");
 
-    let segments = encode_document(&ctx, cpu, &config.window, &sink).await?;
+    // A --sql script's views may read any shared view at any time: then all are kept.
+    let readers = match config.filter.script {
+        None => {
+            let plans: Vec<&'static str> = std::iter::once("chrome_metadata")
+                .chain(EVENT_PLANS.iter().copied())
+                .collect();
+            Some(shared_rows::Readers::new(&ctx, &plans).await?)
+        }
+        Some(_) => None,
+    };
+    let segments = encode_document(&ctx, cpu, readers.as_ref(), &config.window, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
     started.report("encode");
 
@@ -193,24 +207,31 @@ struct CpuSegments {
 /// the window's metadata, the CPU trace's other events, the window's events, the profiler
 /// span over all of them (measured by the writers as they go). The plans run in parallel.
 ///
-/// A window without a duration event is an error (naming `window`) once every event is
-/// encoded.
+/// Each shared view's rows are freed once the last of its `readers` is done. A window
+/// without a duration event is an error (naming `window`) once every event is encoded.
 async fn encode_document(
     ctx: &SessionContext,
     cpu: CpuSegments,
+    readers: Option<&shared_rows::Readers>,
     window: &Path,
     sink: &SegmentSink,
 ) -> Result<Vec<Segment>> {
     let done = |segment: Segment| -> Pending<'_, Result<Vec<Segment>>> {
         Box::pin(std::future::ready(Ok(vec![segment])))
     };
-    let mut pending = vec![
-        done(cpu.leading),
-        segments::spawned(ctx, "chrome_metadata", sink),
-        done(cpu.other),
-    ];
+    let run = |plan: &'static str| -> Pending<'_, Result<Vec<Segment>>> {
+        let segments = segments::spawned(ctx, plan, sink);
+        Box::pin(async move {
+            let segments = segments.await?;
+            if let Some(readers) = readers {
+                readers.done(ctx, plan).await?;
+            }
+            Ok(segments)
+        })
+    };
+    let mut pending = vec![done(cpu.leading), run("chrome_metadata"), done(cpu.other)];
     for plan in EVENT_PLANS {
-        pending.push(segments::spawned(ctx, plan, sink));
+        pending.push(run(plan));
     }
     let mut segments = segments::encode_all(pending).await?;
     let span = segments

@@ -131,7 +131,7 @@ pub(crate) async fn plan_segments(
     sink: SegmentSink,
 ) -> Result<Vec<Segment>> {
     let started = crate::profile::Clock::start();
-    crate::profile::explain(&ctx, plan).await?;
+    crate::profile::explain(plan, async || Ok(ctx.table(plan).await?)).await?;
     let streams = ctx.table(plan).await?.execute_stream_partitioned().await?;
     let partitions = streams.into_iter().map(|mut stream| {
         let sink = sink.clone();

@@ -4,16 +4,19 @@
 //!   aggregates over whole tables; each plan that reads them would otherwise run them again;
 //! - rows freed once their last reader has run: `cpu_event` (the CPU trace parsed, hundreds
 //!   of MB on a large window) is read only by `chrome_cpu_event` and `_chrome_cpu_thread`,
-//!   both done before the bulk of the export.
+//!   both done before the bulk of the export; each shared view once the last plan that
+//!   reads it is done ([`Readers`]).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::datasource::{MemTable, TableType};
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::{MemTable, TableType, ViewTable};
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::logical_expr::Expr;
+use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionContext};
 use tokio::sync::Mutex;
@@ -63,6 +66,9 @@ impl HeldRows {
         let mut rows = self.rows.lock().await;
         if let Rows::Query(query) = &*rows {
             let started = crate::profile::Clock::start();
+            crate::profile::explain(&self.name, async || Ok(query.clone()))
+                .await
+                .map_err(|e| DataFusionError::External(e.into()))?;
             let partitions = query.clone().collect_partitioned().await?;
             started.report(&format!("  (shared rows {})", self.name));
             *rows = Rows::Held(Arc::new(MemTable::try_new(
@@ -119,6 +125,105 @@ pub(crate) async fn share(ctx: &SessionContext, name: &str) -> Result<()> {
     Ok(())
 }
 
+/// Free `name`'s rows, when it is a held table; a later scan is an error.
+async fn release(ctx: &SessionContext, name: &str) -> Result<()> {
+    let table = ctx.table_provider(name).await?;
+    if let Some(held) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<HeldRows>() {
+        *held.rows.lock().await = Rows::Released;
+    }
+    crate::file::return_free_memory();
+    Ok(())
+}
+
+/// The shared views each export plan reads (directly, through views, or through other
+/// shared views), counted down as plans finish, so that each view's rows are freed once its
+/// last reader is done. The reads are the table scans of the plans' logical plans.
+pub(crate) struct Readers {
+    reads: HashMap<&'static str, Vec<String>>,
+    left: Mutex<HashMap<String, usize>>,
+}
+
+impl Readers {
+    /// Readers among `plans`, the plans the export is about to run (each exactly once).
+    pub async fn new(ctx: &SessionContext, plans: &[&'static str]) -> Result<Readers> {
+        let mut reads = HashMap::new();
+        let mut left: HashMap<String, usize> = HashMap::new();
+        for plan in plans {
+            let shared = shared_reads(ctx, plan).await?;
+            for name in &shared {
+                *left.entry(name.clone()).or_default() += 1;
+            }
+            reads.insert(*plan, shared);
+        }
+        Ok(Readers {
+            reads,
+            left: Mutex::new(left),
+        })
+    }
+
+    /// `plan` is done: free the shared views it was the last reader of.
+    pub async fn done(&self, ctx: &SessionContext, plan: &str) -> Result<()> {
+        let mut freed = Vec::new();
+        {
+            let mut left = self.left.lock().await;
+            for name in self.reads.get(plan).into_iter().flatten() {
+                let count = left.get_mut(name).expect("every read view is counted");
+                *count -= 1;
+                if *count == 0 {
+                    freed.push(name.clone());
+                }
+            }
+        }
+        for name in freed {
+            release(ctx, &name).await?;
+        }
+        Ok(())
+    }
+}
+
+/// The shared views (held tables not yet computed) that `plan` reads, directly, through
+/// views or through other shared views.
+async fn shared_reads(ctx: &SessionContext, plan: &str) -> Result<Vec<String>> {
+    let mut found: Vec<String> = Vec::new();
+    let mut seen: Vec<String> = Vec::new();
+    let mut todo = vec![ctx.table(plan).await?.into_unoptimized_plan()];
+    while let Some(plan) = todo.pop() {
+        for name in scanned_tables(&plan)? {
+            if seen.contains(&name) {
+                continue;
+            }
+            seen.push(name.clone());
+            let table = ctx.table_provider(name.as_str()).await?;
+            let any = table.as_ref() as &dyn std::any::Any;
+            if let Some(view) = any.downcast_ref::<ViewTable>() {
+                todo.push(view.logical_plan().clone());
+            } else if let Some(held) = any.downcast_ref::<HeldRows>() {
+                let query = match &*held.rows.lock().await {
+                    Rows::Query(query) => Some(query.logical_plan().clone()),
+                    _ => None,
+                };
+                if let Some(query) = query {
+                    todo.push(query);
+                    found.push(name);
+                }
+            }
+        }
+    }
+    Ok(found)
+}
+
+/// The tables `plan` scans, subqueries included.
+fn scanned_tables(plan: &LogicalPlan) -> Result<Vec<String>> {
+    let mut names = Vec::new();
+    plan.apply_with_subqueries(|node| {
+        if let LogicalPlan::TableScan(scan) = node {
+            names.push(scan.table_name.table().to_string());
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })?;
+    Ok(names)
+}
+
 /// Compute the shared view `keep` now, then free the rows of the held table `release`, which
 /// only `keep` still needed.
 pub(crate) async fn keep_then_release(
@@ -127,9 +232,67 @@ pub(crate) async fn keep_then_release(
     release: &str,
 ) -> Result<()> {
     ctx.table(keep).await?.count().await?;
-    let table = ctx.table_provider(release).await?;
-    if let Some(held) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<HeldRows>() {
-        *held.rows.lock().await = Rows::Released;
+    self::release(ctx, release).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn run(ctx: &SessionContext, sql: &str) -> DfResult<usize> {
+        let batches = ctx.sql(sql).await?.collect().await?;
+        Ok(batches.iter().map(|b| b.num_rows()).sum())
     }
-    Ok(())
+
+    #[tokio::test]
+    async fn a_shared_view_is_freed_after_its_last_reader_through_views_and_subqueries() {
+        let ctx = SessionContext::new();
+        run(&ctx, "CREATE TABLE base AS VALUES (1), (2), (3)")
+            .await
+            .unwrap();
+        run(&ctx, "CREATE VIEW rows_a AS SELECT column1 AS x FROM base")
+            .await
+            .unwrap();
+        share(&ctx, "rows_a").await.unwrap();
+        // rows_b is shared too, and reads rows_a
+        run(
+            &ctx,
+            "CREATE VIEW rows_b AS SELECT x FROM rows_a WHERE x > 1",
+        )
+        .await
+        .unwrap();
+        share(&ctx, "rows_b").await.unwrap();
+        // plan_p reads rows_a only in a subquery of a view; plan_q reads rows_b
+        run(
+            &ctx,
+            "CREATE VIEW inner_view AS SELECT * FROM base WHERE column1 IN (SELECT x FROM rows_a)",
+        )
+        .await
+        .unwrap();
+        run(&ctx, "CREATE VIEW plan_p AS SELECT * FROM inner_view")
+            .await
+            .unwrap();
+        run(&ctx, "CREATE VIEW plan_q AS SELECT * FROM rows_b")
+            .await
+            .unwrap();
+
+        let readers = Readers::new(&ctx, &["plan_p", "plan_q"]).await.unwrap();
+        assert_eq!(readers.reads["plan_p"], vec!["rows_a".to_string()]);
+        let mut q_reads = readers.reads["plan_q"].clone();
+        q_reads.sort();
+        assert_eq!(q_reads, vec!["rows_a".to_string(), "rows_b".to_string()]);
+
+        assert_eq!(run(&ctx, "SELECT * FROM plan_p").await.unwrap(), 3);
+        readers.done(&ctx, "plan_p").await.unwrap();
+        // plan_q still reads rows_a (through rows_b): nothing is freed yet
+        assert_eq!(run(&ctx, "SELECT * FROM rows_a").await.unwrap(), 3);
+        assert_eq!(run(&ctx, "SELECT * FROM plan_q").await.unwrap(), 2);
+        readers.done(&ctx, "plan_q").await.unwrap();
+        for name in ["rows_a", "rows_b"] {
+            let error = run(&ctx, &format!("SELECT * FROM {name}"))
+                .await
+                .unwrap_err();
+            assert!(error.to_string().contains("released"), "{name}: {error}");
+        }
+    }
 }
