@@ -220,11 +220,9 @@ pub async fn write_render<W: Write>(
         return Ok(());
     }
     let constant: Vec<(&str, &str)> = extras.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let mut stream = ctx
-        .sql("SELECT * FROM pftrace_render ORDER BY event_id")
-        .await?
-        .execute_stream()
-        .await?;
+    const QUERY: &str = "SELECT * FROM pftrace_render ORDER BY event_id";
+    crate::profile::explain("pftrace_render", async || Ok(ctx.sql(QUERY).await?)).await?;
+    let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
     const SKIP_ZERO: &[(&str, &str)] = &[
         ("correlation", "correlation_id"),
         ("priority", "priority"),
