@@ -4,6 +4,14 @@
 -- per correlation wins) when that op is in the call's process, else thread_resource's
 -- mapping of the signed low 32 bits of the CUPTI thread id, else those bits themselves.
 CREATE OR REPLACE VIEW _chrome_api_row AS
+-- external_correlation rows (`ord`: place in the file) whose external id has a CPU thread
+WITH linked AS (
+  SELECT x.correlation_id, x.ord, t.pid, t.tid
+  FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
+        FROM external_correlation) x
+  JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
+  WHERE x.correlation_id <> 0
+)
 SELECT
   -- processing order: runtime rows, then driver rows, each in file order
   a.kind_rank * 4294967296 + a.ord AS pos,
@@ -59,24 +67,11 @@ FROM (
                                     'cuMemImportFromShareableHandle'))
 ) a
 LEFT JOIN (
-  -- the last external_correlation row (by place, `ord`) of each correlation whose external
-  -- id has a CPU thread; found by its place rather than by sorting the rows
+  -- the last linked row of each correlation, found by its place rather than by sorting
   SELECT l.correlation_id, l.pid, l.tid
-  FROM (
-    SELECT x.correlation_id, x.ord, t.pid, t.tid
-    FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
-          FROM external_correlation) x
-    JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
-    WHERE x.correlation_id <> 0
-  ) l
-  JOIN (
-    SELECT x.correlation_id, max(x.ord) AS ord
-    FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
-          FROM external_correlation) x
-    JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
-    WHERE x.correlation_id <> 0
-    GROUP BY x.correlation_id
-  ) m ON m.ord = l.ord
+  FROM linked l
+  JOIN (SELECT correlation_id, max(ord) AS ord FROM linked GROUP BY correlation_id) m
+    ON m.ord = l.ord
 ) ct ON ct.correlation_id = a.correlation_id AND ct.pid = a.process_id
 LEFT JOIN (
   SELECT process_id, thread_id, resource_id FROM (

@@ -247,34 +247,32 @@ mod tests {
     #[tokio::test]
     async fn a_shared_view_is_freed_after_its_last_reader_through_views_and_subqueries() {
         let ctx = SessionContext::new();
-        run(&ctx, "CREATE TABLE base AS VALUES (1), (2), (3)")
-            .await
-            .unwrap();
-        run(&ctx, "CREATE VIEW rows_a AS SELECT column1 AS x FROM base")
-            .await
-            .unwrap();
-        share(&ctx, "rows_a").await.unwrap();
-        // rows_b is shared too, and reads rows_a
-        run(
-            &ctx,
-            "CREATE VIEW rows_b AS SELECT x FROM rows_a WHERE x > 1",
-        )
-        .await
-        .unwrap();
-        share(&ctx, "rows_b").await.unwrap();
-        // plan_p reads rows_a only in a subquery of a view; plan_q reads rows_b
-        run(
-            &ctx,
-            "CREATE VIEW inner_view AS SELECT * FROM base WHERE column1 IN (SELECT x FROM rows_a)",
-        )
-        .await
-        .unwrap();
-        run(&ctx, "CREATE VIEW plan_p AS SELECT * FROM inner_view")
-            .await
-            .unwrap();
-        run(&ctx, "CREATE VIEW plan_q AS SELECT * FROM rows_b")
-            .await
-            .unwrap();
+        // rows_a and rows_b are shared, rows_b reads rows_a; plan_p reads rows_a only in a
+        // subquery of a view; plan_q reads rows_b
+        let setup = [
+            ("CREATE TABLE base AS VALUES (1), (2), (3)", None),
+            (
+                "CREATE VIEW rows_a AS SELECT column1 AS x FROM base",
+                Some("rows_a"),
+            ),
+            (
+                "CREATE VIEW rows_b AS SELECT x FROM rows_a WHERE x > 1",
+                Some("rows_b"),
+            ),
+            (
+                "CREATE VIEW inner_view AS SELECT * FROM base \
+                 WHERE column1 IN (SELECT x FROM rows_a)",
+                None,
+            ),
+            ("CREATE VIEW plan_p AS SELECT * FROM inner_view", None),
+            ("CREATE VIEW plan_q AS SELECT * FROM rows_b", None),
+        ];
+        for (sql, shared) in setup {
+            run(&ctx, sql).await.unwrap();
+            if let Some(name) = shared {
+                share(&ctx, name).await.unwrap();
+            }
+        }
 
         let readers = Readers::new(&ctx, &["plan_p", "plan_q"]).await.unwrap();
         assert_eq!(readers.reads["plan_p"], vec!["rows_a".to_string()]);
