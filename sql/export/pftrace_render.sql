@@ -2,13 +2,14 @@
 -- what the encoder needs besides the row: the per-lane overlap clamp (a window over the
 -- (gpu, lane) partition: each op ends no later than the next op's start on its lane;
 -- Annotation rows keep their full extent, as the depth-0 parent), the hardware-queue lane
--- (100 + rank of the lane number among all lanes, as the reference ranks them: by lane
--- number alone, across GPUs), and the graph dependencies it waits on: its graph_deps
+-- (pftrace_lane's iid: 100 + rank of the lane number among all lanes, as the reference ranks
+-- them: by lane number alone, across GPUs), and the graph dependencies it waits on: its graph_deps
 -- predecessors (in list order) that ran in the same replay (correlation id; a node's later
 -- row wins), as (list ordinal, event id) pairs the encoder puts in list order (an ordered
 -- array_agg was most of this plan's time).
--- The windows run over narrow rows (ids, times, lanes) joined back by event id or lane:
--- sorting the wide rows for them held every GPU op several times over (GBs at 10 M events).
+-- The window runs over narrow rows (ids, times, lanes) joined back by event id: sorting the
+-- wide rows for it held every GPU op several times over (GBs at 10 M events). The joins
+-- build on their narrow side and stream the held rows in event_id order.
 CREATE OR REPLACE VIEW pftrace_render AS
 SELECT
   r.event_id,
@@ -22,7 +23,7 @@ SELECT
   -- gpu_id
   r.device_id,
   -- hw_queue_iid: the lane's gpu_specifications iid
-  q.hw_queue_iid,
+  pftrace_hw_queue(r.lane) AS hw_queue_iid,
   -- what this op waits on, {ordinal, event_id} in no order (NULL: none)
   w.waits,
   r.name,
@@ -42,17 +43,13 @@ SELECT
   r.metadata,
   r.host_fn,
   r.host_fn_addr
-FROM _pftrace_render_row r
-JOIN (
+FROM (
   SELECT event_id,
     LEAD(ts) OVER (PARTITION BY stage_iid = 4, device_id, lane & 4294967295
                    ORDER BY ts, event_id) AS next_ts
   FROM _pftrace_render_row
-) n ON n.event_id = r.event_id
-JOIN (
-  SELECT lane, 99 + CAST(DENSE_RANK() OVER (ORDER BY lane) AS BIGINT) AS hw_queue_iid
-  FROM (SELECT DISTINCT lane FROM _pftrace_render_row)
-) q ON q.lane IS NOT DISTINCT FROM r.lane
+) n
+JOIN _pftrace_render_row r ON n.event_id = r.event_id
 LEFT JOIN (
   SELECT o.event_id,
     array_agg(named_struct('ordinal', d.pred_ordinal, 'event_id', m.event_id)) AS waits

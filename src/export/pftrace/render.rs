@@ -5,6 +5,8 @@
 use std::collections::HashMap;
 use std::io::Write;
 
+use datafusion::arrow::array::Array;
+
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -15,6 +17,7 @@ use super::{collect, PftraceConfig};
 use crate::error::Error;
 use crate::export::TraceDoc;
 use crate::sink::perfetto::{self, CounterDescriptor, Interned, PftraceWriter, RenderStage};
+use crate::sql::EXPORT;
 use crate::Result;
 
 /// The render stages (iid, name, category): Kernel is COMPUTE (2), the rest OTHER.
@@ -51,6 +54,7 @@ pub async fn prepare(
     )
     .await?;
     let mut lane_rows = Vec::new();
+    let mut hw_queues = HashMap::new();
     for batch in &lanes {
         let (iid, lane, name) = (
             ints(batch, "iid")?,
@@ -58,6 +62,7 @@ pub async fn prepare(
             texts(batch, "lane_name")?,
         );
         for i in 0..batch.num_rows() {
+            hw_queues.insert(lane.is_valid(i).then(|| lane.value(i)), iid.value(i));
             lane_rows.push((
                 int(&iid, i) as u64,
                 int(&lane, i),
@@ -65,6 +70,11 @@ pub async fn prepare(
             ));
         }
     }
+    // pftrace_render reads the lanes' iids through pftrace_hw_queue: plan it again with them.
+    ctx.register_udf(crate::export::udf::hw_queue_udf(hw_queues));
+    let render = EXPORT.iter().find(|o| o.name == "pftrace_render");
+    ctx.sql(render.expect("pftrace_render is an export plan").text)
+        .await?;
     let mut tables = RenderTables {
         present: !lane_rows.is_empty(),
         names: HashMap::new(),
@@ -221,6 +231,10 @@ pub async fn write_render<W: Write>(
     }
     let constant: Vec<(&str, &str)> = extras.iter().map(|(k, v)| (*k, v.as_str())).collect();
     const QUERY: &str = "SELECT * FROM pftrace_render ORDER BY event_id";
+    // Hash joins built on one side (the narrow one) keep the order of the other side (the
+    // held render rows, in event_id order), so the ORDER BY sorts nothing.
+    ctx.sql("SET datafusion.optimizer.repartition_joins = false")
+        .await?;
     crate::profile::explain("pftrace_render", async || Ok(ctx.sql(QUERY).await?)).await?;
     let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
     const SKIP_ZERO: &[(&str, &str)] = &[
