@@ -324,6 +324,10 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         }
         drop(groups);
         drop(slice_iids);
+        // The CPU slices borrowed their args from the CPU trace's text: with them written,
+        // the text (hundreds of MB on a large window) goes before the render stages.
+        drop(doc);
+        drop(trace_text);
         profile.mark("write slices");
         render::write_render(&ctx, &render, &extras, &mut w).await?;
         profile.mark("write pftrace_render");
