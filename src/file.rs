@@ -102,17 +102,6 @@ pub fn read_gunzipped(path: &Path) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-/// Give the memory malloc holds free back to the system, after a large table is dropped:
-/// glibc keeps freed memory in per-thread arenas, so a long export's resident size would
-/// only grow.
-pub fn return_free_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only releases memory malloc holds free.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
 /// An empty buffer of `capacity` bytes whose memory the kernel may back with huge pages: a
 /// trace is written once, front to back, and 4 KiB pages cost a fault each (a few % of a
 /// Kineto import).

@@ -161,7 +161,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let (head, tail) = (document_head(&head), document_tail(&tail));
     drop(doc);
     drop(text);
-    crate::file::return_free_memory();
+    shared_rows::return_free_memory();
     started.report("chrome_cpu_event");
 
     // A --sql script's views may read any shared view at any time: then all are kept.

@@ -131,8 +131,19 @@ async fn release(ctx: &SessionContext, name: &str) -> Result<()> {
     if let Some(held) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<HeldRows>() {
         *held.rows.lock().await = Rows::Released;
     }
-    crate::file::return_free_memory();
+    return_free_memory();
     Ok(())
+}
+
+/// Give the memory malloc holds free back to the system, after a large table is dropped:
+/// glibc keeps freed memory in per-thread arenas, so a long export's resident size would
+/// only grow.
+pub(crate) fn return_free_memory() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases memory malloc holds free.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 /// The shared views each export plan reads (directly, through views, or through other

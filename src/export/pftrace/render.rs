@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::io::Write;
 
 use datafusion::arrow::array::Array;
-
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Map, Value};
