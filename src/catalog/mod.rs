@@ -7,6 +7,7 @@
 mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
+mod text_group;
 
 use std::sync::Arc;
 
@@ -17,6 +18,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use cbid::{cbid_rows, CBID_TABLE_VERSION};
@@ -36,7 +38,12 @@ pub fn new_context() -> SessionContext {
             "datafusion.execution.listing_table_ignore_subdirectory",
             true,
         );
-    SessionContext::new_with_config(config)
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
+        .build();
+    SessionContext::new_with_state(state)
 }
 
 /// A new context with every table of `window` and every view registered.
