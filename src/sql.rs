@@ -58,6 +58,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "_chrome_active_device"),
     sql_object!("export", "chrome_cpu_event"),
     sql_object!("export", "chrome_metadata"),
+    sql_object!("export", "chrome_cpu_metadata"),
     sql_object!("export", "chrome_kernel"),
     sql_object!("export", "chrome_memcpy"),
     sql_object!("export", "chrome_memset"),

@@ -1,9 +1,9 @@
--- chrome_metadata: the window's Chrome metadata (`M`) events, as the reference builds them:
--- name, label and sort index of every GPU process (devices seen in GPU ops or syncs, at
--- their first row's start) and CPU process (processes of drawn API calls, at their first
--- call's start); name and sort index of every CPU thread of a drawn call and of every GPU
--- lane (streams, resolver lanes with their names, sync streams); and the Overhead process
--- when an overhead event is drawn.
+-- chrome_metadata: the window's Chrome metadata (`M`) events of its GPU side, as the reference
+-- builds them: name, label and sort index of every GPU process (devices seen in GPU ops or
+-- syncs, at their first row's start); name and sort index of every GPU lane (streams,
+-- resolver lanes with their names, sync streams); and the Overhead process when an overhead
+-- event is drawn. The CPU side is chrome_cpu_metadata's, a plan of its own so that the
+-- export never holds the API calls' rows and the GPU ops' rows at once.
 CREATE OR REPLACE VIEW chrome_metadata AS
 SELECT
   -- metadata event
@@ -39,29 +39,6 @@ FROM (
   ) d
   CROSS JOIN (VALUES ('process_name'), ('process_labels'), ('process_sort_index')) AS k(name)
   CROSS JOIN chrome_base b
-  UNION ALL
-  -- CPU processes
-  SELECT k.name,
-    greatest(CAST(p.first_start - b.base_ns AS DOUBLE) / 1000.0, 0.0),
-    p.process_id, 0,
-    CASE WHEN k.name = 'process_name' THEN 'python' END,
-    CASE WHEN k.name = 'process_labels' THEN 'CPU' END,
-    CASE WHEN k.name = 'process_sort_index' THEN p.process_id END
-  FROM (
-    SELECT process_id, first_value(start_ns ORDER BY pos) AS first_start
-    FROM _chrome_api_row
-    GROUP BY process_id
-  ) p
-  CROSS JOIN (VALUES ('process_name'), ('process_labels'), ('process_sort_index')) AS k(name)
-  CROSS JOIN chrome_base b
-  UNION ALL
-  -- CPU threads
-  SELECT k.name, 0.0, t.process_id, t.tid,
-    CASE WHEN k.name = 'thread_name' THEN concat('thread ', CAST(t.tid AS VARCHAR)) END,
-    CAST(NULL AS VARCHAR),
-    CASE WHEN k.name = 'thread_sort_index' THEN t.tid END
-  FROM (SELECT DISTINCT process_id, tid FROM _chrome_api_row) t
-  CROSS JOIN (VALUES ('thread_name'), ('thread_sort_index')) AS k(name)
   UNION ALL
   -- GPU lanes: streams, resolver lanes (named when the resolver named them), sync streams
   SELECT k.name, 0.0, s.device_id, s.stream,

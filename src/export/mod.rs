@@ -51,8 +51,11 @@ pub struct ExportSummary {
     pub events: u64,
 }
 
-/// The window's events in plan order after the CPU trace's; `chrome_metadata` goes between
-/// the CPU trace's leading metadata and its other events, `chrome_trace_span` last.
+/// The window's metadata events, between the CPU trace's leading metadata and its other
+/// events.
+const METADATA_PLANS: &[&str] = &["chrome_metadata", "chrome_cpu_metadata"];
+
+/// The window's events in plan order after the CPU trace's; `chrome_trace_span` last.
 const EVENT_PLANS: &[&str] = &[
     "chrome_kernel",
     "chrome_gpu_flow",
@@ -69,6 +72,23 @@ const EVENT_PLANS: &[&str] = &[
     "chrome_counter_process",
     "chrome_counter",
     "chrome_cycle_counter",
+];
+
+/// The plans that read the widest shared rows, run one after another in this order (not the
+/// document's): the readers of `_chrome_api_row`, so that those rows are freed before
+/// `_chrome_gpu_row`'s are computed, then the readers of `_chrome_gpu_row`. The two are the
+/// largest row sets an export holds; never holding both at once bounds its memory. The
+/// other plans stream and run beside these, as many at a time as there are cores.
+const SHARED_READERS: &[&str] = &[
+    "chrome_api",
+    "chrome_api_flow",
+    "chrome_cpu_metadata",
+    "chrome_metadata",
+    "chrome_cuda_sync",
+    "chrome_overhead",
+    "chrome_gpu_flow",
+    "chrome_gpu_user_annotation",
+    "chrome_graph_flow",
 ];
 
 /// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
@@ -167,9 +187,8 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     // A --sql script's views may read any shared view at any time: then all are kept.
     let readers = match config.filter.script {
         None => {
-            let plans: Vec<&'static str> = std::iter::once("chrome_metadata")
-                .chain(EVENT_PLANS.iter().copied())
-                .collect();
+            let plans: Vec<&'static str> =
+                METADATA_PLANS.iter().chain(EVENT_PLANS).copied().collect();
             Some(shared_rows::Readers::new(&ctx, &plans).await?)
         }
         Some(_) => None,
@@ -205,7 +224,8 @@ struct CpuSegments {
 
 /// The document's events, in segments in document order: the CPU trace's leading metadata,
 /// the window's metadata, the CPU trace's other events, the window's events, the profiler
-/// span over all of them (measured by the writers as they go). The plans run in parallel.
+/// span over all of them (measured by the writers as they go). The plans run in parallel,
+/// the [`SHARED_READERS`] in their order.
 ///
 /// Each shared view's rows are freed once the last of its `readers` is done. A window
 /// without a duration event is an error (naming `window`) once every event is encoded.
@@ -216,24 +236,42 @@ async fn encode_document(
     window: &Path,
     sink: &SegmentSink,
 ) -> Result<Vec<Segment>> {
-    let done = |segment: Segment| -> Pending<'_, Result<Vec<Segment>>> {
-        Box::pin(std::future::ready(Ok(vec![segment])))
-    };
-    let run = |plan: &'static str| -> Pending<'_, Result<Vec<Segment>>> {
-        let segments = segments::spawned(ctx, plan, sink);
-        Box::pin(async move {
-            let segments = segments.await?;
-            if let Some(readers) = readers {
-                readers.done(ctx, plan).await?;
+    // Each stretch's place in the document.
+    let cpu_other_slot = METADATA_PLANS.len() + 1;
+    let slot = |plan: &str| -> usize {
+        match METADATA_PLANS.iter().position(|p| *p == plan) {
+            Some(i) => 1 + i,
+            None => {
+                let i = EVENT_PLANS.iter().position(|p| *p == plan);
+                cpu_other_slot + 1 + i.expect("every plan run is in METADATA_PLANS or EVENT_PLANS")
             }
-            Ok(segments)
-        })
+        }
     };
-    let mut pending = vec![done(cpu.leading), run("chrome_metadata"), done(cpu.other)];
-    for plan in EVENT_PLANS {
-        pending.push(run(plan));
+    let run = async |plan: &'static str| -> Result<(usize, Vec<Segment>)> {
+        let segments = segments::spawned(ctx, plan, sink).await?;
+        if let Some(readers) = readers {
+            readers.done(ctx, plan).await?;
+        }
+        Ok((slot(plan), segments))
+    };
+    let mut jobs: Vec<Pending<'_, Result<Vec<(usize, Vec<Segment>)>>>> = Vec::new();
+    jobs.push(Box::pin(std::future::ready(Ok(vec![
+        (0, vec![cpu.leading]),
+        (cpu_other_slot, vec![cpu.other]),
+    ]))));
+    jobs.push(Box::pin(async move {
+        let mut done = Vec::new();
+        for plan in SHARED_READERS {
+            done.push(run(plan).await?);
+        }
+        Ok(done)
+    }));
+    for plan in METADATA_PLANS.iter().chain(EVENT_PLANS) {
+        if !SHARED_READERS.contains(plan) {
+            jobs.push(Box::pin(async move { Ok(vec![run(plan).await?]) }));
+        }
     }
-    let mut segments = segments::encode_all(pending).await?;
+    let mut segments = segments::encode_all(jobs).await?;
     let span = segments
         .iter()
         .fold(None, |span, s| Span::merge(span, s.span))

@@ -148,27 +148,27 @@ pub(crate) async fn plan_segments(
     Ok(segments)
 }
 
-/// Encode `segments`, as many at a time as there are cores; their results in order.
+/// Run `jobs`, as many at a time as there are cores; each gives stretches with their place
+/// in the document. The stretches, in document order.
 pub(crate) async fn encode_all<'a>(
-    segments: Vec<Pending<'a, Result<Vec<Segment>>>>,
+    jobs: Vec<Pending<'a, Result<Vec<(usize, Vec<Segment>)>>>>,
 ) -> Result<Vec<Segment>> {
-    let jobs = match std::env::var("TRACESQL_EXPORT_JOBS") {
-        // TRACESQL_EXPORT_JOBS=1 runs the plans one by one: profiles that add up.
+    let parallel = match std::env::var("TRACESQL_EXPORT_JOBS") {
+        // TRACESQL_EXPORT_JOBS=1 runs the jobs one by one: profiles that add up.
         Ok(jobs) => jobs.parse().unwrap_or(1).max(1),
         Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
-    // Unordered, so a long segment does not hold back the start of the ones after it.
-    let mut numbered: Vec<Pending<'a, (usize, Result<Vec<Segment>>)>> = Vec::new();
-    for (i, segment) in segments.into_iter().enumerate() {
-        numbered.push(Box::pin(async move { (i, segment.await) }));
+    // Unordered, so a long job does not hold back the start of the ones after it.
+    let mut running = futures::stream::iter(jobs).buffer_unordered(parallel);
+    let mut placed = Vec::new();
+    while let Some(stretches) = running.next().await {
+        placed.extend(stretches?);
     }
-    let mut encoded = futures::stream::iter(numbered).buffer_unordered(jobs);
-    let mut out = Vec::new();
-    while let Some((i, segment)) = encoded.next().await {
-        out.push((i, segment?));
-    }
-    out.sort_by_key(|(i, _)| *i);
-    Ok(out.into_iter().flat_map(|(_, segments)| segments).collect())
+    placed.sort_by_key(|(slot, _)| *slot);
+    Ok(placed
+        .into_iter()
+        .flat_map(|(_, segments)| segments)
+        .collect())
 }
 
 /// A plan's segments encoded on a task of its own (another core), cancelled when dropped.
