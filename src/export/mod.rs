@@ -26,7 +26,7 @@ pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
-use self::segments::{Pending, Segment, SegmentSink};
+use self::segments::{Job, Segment, SegmentSink};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::chrome::{document_head, document_tail, write_str, Span};
@@ -254,7 +254,7 @@ async fn encode_document(
         }
         Ok((slot(plan), segments))
     };
-    let mut jobs: Vec<Pending<'_, Result<Vec<(usize, Vec<Segment>)>>>> = Vec::new();
+    let mut jobs: Vec<Job<'_>> = Vec::new();
     jobs.push(Box::pin(std::future::ready(Ok(vec![
         (0, vec![cpu.leading]),
         (cpu_other_slot, vec![cpu.other]),

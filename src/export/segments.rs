@@ -33,6 +33,9 @@ pub(crate) struct SegmentSink {
 /// A segment (or anything) still to be computed.
 pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
+/// Work that encodes stretches of the document, each with its place (slot) in it.
+pub(crate) type Job<'a> = Pending<'a, Result<Vec<(usize, Vec<Segment>)>>>;
+
 /// One encoded stretch of events.
 pub(crate) struct Segment {
     file: File,
@@ -150,9 +153,7 @@ pub(crate) async fn plan_segments(
 
 /// Run `jobs`, as many at a time as there are cores; each gives stretches with their place
 /// in the document. The stretches, in document order.
-pub(crate) async fn encode_all<'a>(
-    jobs: Vec<Pending<'a, Result<Vec<(usize, Vec<Segment>)>>>>,
-) -> Result<Vec<Segment>> {
+pub(crate) async fn encode_all<'a>(jobs: Vec<Job<'a>>) -> Result<Vec<Segment>> {
     let parallel = match std::env::var("TRACESQL_EXPORT_JOBS") {
         // TRACESQL_EXPORT_JOBS=1 runs the jobs one by one: profiles that add up.
         Ok(jobs) => jobs.parse().unwrap_or(1).max(1),
