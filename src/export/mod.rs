@@ -193,7 +193,7 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         }
         Some(_) => None,
     };
-    let segments = encode_document(&ctx, cpu, readers.as_ref(), &config.window, &sink).await?;
+    let segments = encode_document(&ctx, cpu, readers.as_deref(), &config.window, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
     started.report("encode");
 
@@ -250,7 +250,7 @@ async fn encode_document(
     let run = async |plan: &'static str| -> Result<(usize, Vec<Segment>)> {
         let segments = segments::spawned(ctx, plan, sink).await?;
         if let Some(readers) = readers {
-            readers.done(ctx, plan).await?;
+            readers.done(plan).await?;
         }
         Ok((slot(plan), segments))
     };

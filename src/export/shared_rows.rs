@@ -8,7 +8,7 @@
 //!   reads it is done ([`Readers`]).
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
@@ -50,6 +50,9 @@ pub(crate) struct HeldRows {
     name: String,
     schema: SchemaRef,
     rows: Mutex<Rows>,
+    /// told when the rows are computed, so that the shared views they were computed from
+    /// can be freed
+    readers: OnceLock<Weak<Readers>>,
 }
 
 impl HeldRows {
@@ -59,6 +62,7 @@ impl HeldRows {
             name: name.to_string(),
             schema: table.schema(),
             rows: Mutex::new(Rows::Held(Arc::new(table))),
+            readers: OnceLock::new(),
         }
     }
 
@@ -75,6 +79,12 @@ impl HeldRows {
                 self.schema.clone(),
                 partitions,
             )?));
+            if let Some(readers) = self.readers.get().and_then(Weak::upgrade) {
+                readers
+                    .computed(&self.name)
+                    .await
+                    .map_err(|e| DataFusionError::External(e.into()))?;
+            }
         }
         match &*rows {
             Rows::Held(table) => Ok(table.clone()),
@@ -120,6 +130,7 @@ pub(crate) async fn share(ctx: &SessionContext, name: &str) -> Result<()> {
             name: name.to_string(),
             schema: Arc::new(query.schema().as_arrow().clone()),
             rows: Mutex::new(Rows::Query(query)),
+            readers: OnceLock::new(),
         }),
     )?;
     Ok(())
@@ -146,58 +157,145 @@ pub(crate) fn return_free_memory() {
     }
 }
 
-/// The shared views each export plan reads (directly, through views, or through other
-/// shared views), counted down as plans finish, so that each view's rows are freed once its
-/// last reader is done. The reads are the table scans of the plans' logical plans.
+/// The shared views and who reads them: the export plans, and the shared views whose
+/// computation reads other shared views. A view's rows are freed once all its readers are
+/// done: a plan when it has run; a shared view as soon as its own rows are computed (so
+/// `_chrome_gpu_row` goes once `_chrome_graph_node`, computed from it, is held, not when
+/// the plan that reads `_chrome_graph_node` ends). The reads are the table scans of the
+/// logical plans, followed through plain views and subqueries.
 pub(crate) struct Readers {
+    /// each plan's shared views, read directly or through plain views
     reads: HashMap<&'static str, Vec<String>>,
-    left: Mutex<HashMap<String, usize>>,
+    /// each shared view's own shared reads
+    inputs: HashMap<String, Vec<String>>,
+    tables: HashMap<String, Arc<HeldRows>>,
+    counts: std::sync::Mutex<Counts>,
+}
+
+#[derive(Default)]
+struct Counts {
+    /// readers not done yet, per shared view
+    left: HashMap<String, usize>,
+    /// shared views whose rows are computed: done as readers of their inputs
+    computed: Vec<String>,
 }
 
 impl Readers {
     /// Readers among `plans`, the plans the export is about to run (each exactly once).
-    pub async fn new(ctx: &SessionContext, plans: &[&'static str]) -> Result<Readers> {
+    pub async fn new(ctx: &SessionContext, plans: &[&'static str]) -> Result<Arc<Readers>> {
         let mut reads = HashMap::new();
-        let mut left: HashMap<String, usize> = HashMap::new();
+        let mut inputs = HashMap::new();
+        let mut tables = HashMap::new();
+        let mut todo = Vec::new();
         for plan in plans {
-            let shared = shared_reads(ctx, plan).await?;
-            for name in &shared {
-                *left.entry(name.clone()).or_default() += 1;
-            }
-            reads.insert(*plan, shared);
+            let shared = shared_reads(ctx, ctx.table(*plan).await?.into_unoptimized_plan()).await?;
+            todo.extend(shared.iter().cloned());
+            reads.insert(
+                *plan,
+                shared.into_iter().map(|(name, _)| name).collect::<Vec<_>>(),
+            );
         }
-        Ok(Readers {
+        while let Some((name, held)) = todo.pop() {
+            if tables.contains_key(&name) {
+                continue;
+            }
+            let query = match &*held.rows.lock().await {
+                Rows::Query(query) => query.logical_plan().clone(),
+                _ => continue,
+            };
+            let shared = shared_reads(ctx, query).await?;
+            todo.extend(shared.iter().cloned());
+            inputs.insert(name.clone(), shared.into_iter().map(|(n, _)| n).collect());
+            tables.insert(name, held);
+        }
+        let mut counts = Counts::default();
+        for name in reads.values().chain(inputs.values()).flatten() {
+            *counts.left.entry(name.clone()).or_default() += 1;
+        }
+        let readers = Arc::new(Readers {
             reads,
-            left: Mutex::new(left),
-        })
+            inputs,
+            tables,
+            counts: std::sync::Mutex::new(counts),
+        });
+        for held in readers.tables.values() {
+            let _ = held.readers.set(Arc::downgrade(&readers));
+        }
+        Ok(readers)
     }
 
-    /// `plan` is done: free the shared views it was the last reader of.
-    pub async fn done(&self, ctx: &SessionContext, plan: &str) -> Result<()> {
-        let mut freed = Vec::new();
-        {
-            let mut left = self.left.lock().await;
+    /// `plan` is done: free the shared views it was the last reader of. (Every shared view
+    /// it read is computed by now, whether or not its computation reported it.)
+    pub async fn done(&self, plan: &str) -> Result<()> {
+        let freed = {
+            let mut counts = self.counts.lock().expect("no reader panics holding counts");
+            let mut freed = Vec::new();
+            let mut reached: Vec<&String> = self.reads.get(plan).into_iter().flatten().collect();
+            while let Some(name) = reached.pop() {
+                reached.extend(self.inputs.get(name).into_iter().flatten());
+                self.computed_locked(&mut counts, name, &mut freed);
+            }
             for name in self.reads.get(plan).into_iter().flatten() {
-                let count = left.get_mut(name).expect("every read view is counted");
-                *count -= 1;
-                if *count == 0 {
-                    freed.push(name.clone());
-                }
+                count_down(&mut counts, name, &mut freed);
+            }
+            freed
+        };
+        self.release(freed).await
+    }
+
+    /// The rows of the shared view `name` are computed: free its inputs it was the last
+    /// reader of.
+    async fn computed(&self, name: &str) -> Result<()> {
+        let freed = {
+            let mut counts = self.counts.lock().expect("no reader panics holding counts");
+            let mut freed = Vec::new();
+            self.computed_locked(&mut counts, name, &mut freed);
+            freed
+        };
+        self.release(freed).await
+    }
+
+    fn computed_locked(&self, counts: &mut Counts, name: &str, freed: &mut Vec<String>) {
+        if counts.computed.iter().any(|c| c == name) {
+            return;
+        }
+        counts.computed.push(name.to_string());
+        for input in self.inputs.get(name).into_iter().flatten() {
+            count_down(counts, input, freed);
+        }
+    }
+
+    async fn release(&self, names: Vec<String>) -> Result<()> {
+        for name in names {
+            if let Some(held) = self.tables.get(&name) {
+                *held.rows.lock().await = Rows::Released;
             }
         }
-        for name in freed {
-            release(ctx, &name).await?;
-        }
+        return_free_memory();
         Ok(())
     }
 }
 
-/// The shared views (held tables not yet computed) that `plan` reads, directly, through
-/// views or through other shared views.
-async fn shared_reads(ctx: &SessionContext, plan: &str) -> Result<Vec<String>> {
-    let mut found: Vec<String> = Vec::new();
+fn count_down(counts: &mut Counts, name: &str, freed: &mut Vec<String>) {
+    let count = counts
+        .left
+        .get_mut(name)
+        .expect("every read view is counted");
+    *count -= 1;
+    if *count == 0 {
+        freed.push(name.to_string());
+    }
+}
+
+/// The shared views (held tables not yet computed) that `plan` reads, directly or through
+/// plain views, with their tables.
+async fn shared_reads(
+    ctx: &SessionContext,
+    plan: LogicalPlan,
+) -> Result<Vec<(String, Arc<HeldRows>)>> {
+    let mut found = Vec::new();
     let mut seen: Vec<String> = Vec::new();
-    let mut todo = vec![ctx.table(plan).await?.into_unoptimized_plan()];
+    let mut todo = vec![plan];
     while let Some(plan) = todo.pop() {
         for name in scanned_tables(&plan)? {
             if seen.contains(&name) {
@@ -205,17 +303,12 @@ async fn shared_reads(ctx: &SessionContext, plan: &str) -> Result<Vec<String>> {
             }
             seen.push(name.clone());
             let table = ctx.table_provider(name.as_str()).await?;
-            let any = table.as_ref() as &dyn std::any::Any;
+            let any = table.clone() as Arc<dyn std::any::Any + Send + Sync>;
             if let Some(view) = any.downcast_ref::<ViewTable>() {
                 todo.push(view.logical_plan().clone());
-            } else if let Some(held) = any.downcast_ref::<HeldRows>() {
-                let query = match &*held.rows.lock().await {
-                    Rows::Query(query) => Some(query.logical_plan().clone()),
-                    _ => None,
-                };
-                if let Some(query) = query {
-                    todo.push(query);
-                    found.push(name);
+            } else if let Ok(held) = any.downcast::<HeldRows>() {
+                if matches!(&*held.rows.lock().await, Rows::Query(_)) {
+                    found.push((name, held));
                 }
             }
         }
@@ -256,7 +349,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_shared_view_is_freed_after_its_last_reader_through_views_and_subqueries() {
+    async fn a_shared_view_is_freed_after_its_last_reader_plan_or_shared_view() {
         let ctx = SessionContext::new();
         // rows_a and rows_b are shared, rows_b reads rows_a; plan_p reads rows_a only in a
         // subquery of a view; plan_q reads rows_b
@@ -287,16 +380,19 @@ mod tests {
 
         let readers = Readers::new(&ctx, &["plan_p", "plan_q"]).await.unwrap();
         assert_eq!(readers.reads["plan_p"], vec!["rows_a".to_string()]);
-        let mut q_reads = readers.reads["plan_q"].clone();
-        q_reads.sort();
-        assert_eq!(q_reads, vec!["rows_a".to_string(), "rows_b".to_string()]);
+        assert_eq!(readers.reads["plan_q"], vec!["rows_b".to_string()]);
+        assert_eq!(readers.inputs["rows_b"], vec!["rows_a".to_string()]);
 
         assert_eq!(run(&ctx, "SELECT * FROM plan_p").await.unwrap(), 3);
-        readers.done(&ctx, "plan_p").await.unwrap();
-        // plan_q still reads rows_a (through rows_b): nothing is freed yet
+        readers.done("plan_p").await.unwrap();
+        // rows_b, not computed yet, still reads rows_a: nothing is freed yet
         assert_eq!(run(&ctx, "SELECT * FROM rows_a").await.unwrap(), 3);
+        // plan_q computes rows_b, its last reader: rows_a goes before plan_q is done
         assert_eq!(run(&ctx, "SELECT * FROM plan_q").await.unwrap(), 2);
-        readers.done(&ctx, "plan_q").await.unwrap();
+        let error = run(&ctx, "SELECT * FROM rows_a").await.unwrap_err();
+        assert!(error.to_string().contains("released"), "{error}");
+        assert_eq!(run(&ctx, "SELECT * FROM rows_b").await.unwrap(), 2);
+        readers.done("plan_q").await.unwrap();
         for name in ["rows_a", "rows_b"] {
             let error = run(&ctx, &format!("SELECT * FROM {name}"))
                 .await
