@@ -5,8 +5,10 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::slices::{Annotations, Names, SliceRow};
 use super::tracks::{py_str, Id, Tracks};
 use crate::export::TraceDoc;
+use crate::sink::perfetto::Interned;
 
 /// Categories that are not CPU slices: the profiler's own, and what the window draws.
 const NON_CPU_CATS: &[&str] = &[
@@ -43,24 +45,20 @@ struct Event<'a> {
     args: Option<&'a RawValue>,
 }
 
-/// One CPU slice.
-pub struct CpuSlice<'a> {
-    pub ts: i64,
-    pub end: i64,
-    pub uuid: u64,
-    pub name: String,
-    pub cat: String,
-    /// the args object as JSON text, when non-empty
-    pub args: Option<&'a str>,
-}
-
 fn as_f64(v: Option<&Value>) -> f64 {
     v.and_then(Value::as_f64).unwrap_or(0.0)
 }
 
 /// Read the track names of the `M` events into `tracks`, then register and return the CPU
-/// slices in trace order (times: base + round-half-even(µs × 1000), in f64 as numpy does).
-pub fn cpu_slices<'a>(doc: &TraceDoc<'a>, base_ns: i64, tracks: &mut Tracks) -> Vec<CpuSlice<'a>> {
+/// slices in trace order (times: base + round-half-even(µs × 1000), in f64 as numpy does),
+/// their names and categories interned in that order.
+pub(super) fn cpu_slices<'a>(
+    doc: &TraceDoc<'a>,
+    base_ns: i64,
+    tracks: &mut Tracks,
+    names: &mut Names,
+    interned: &mut Interned,
+) -> Vec<SliceRow<'a>> {
     let name_arg = |args: Option<&RawValue>| -> String {
         args.and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
             .and_then(|v| v.get("name").cloned())
@@ -104,13 +102,20 @@ pub fn cpu_slices<'a>(doc: &TraceDoc<'a>, base_ns: i64, tracks: &mut Tracks) -> 
                         && serde_json::from_str::<Value>(a)
                             .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
                 });
-                out.push(CpuSlice {
+                let name = e.name.as_ref().map_or(String::new(), |v| py_str(Some(v)));
+                let cat = e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v)));
+                out.push(SliceRow {
                     ts,
                     end,
                     uuid: 0,
-                    name: e.name.as_ref().map_or(String::new(), |v| py_str(Some(v))),
-                    cat: e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v))),
-                    args,
+                    name_iid: names.event(&name, &mut interned.event_names),
+                    category_iid: match cat.is_empty() {
+                        true => 0,
+                        false => names.category(&cat, &mut interned.categories),
+                    },
+                    annotations: Annotations::None,
+                    json: args,
+                    gpu_correlation: Vec::new(),
                 });
             }
             _ => {}

@@ -12,9 +12,9 @@
 mod columns;
 mod cpu;
 mod render;
+mod slices;
 mod tracks;
 
-use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -23,12 +23,12 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{col, SessionContext};
 
-use self::columns::{id_lists, int, ints, text, texts};
+use self::slices::SliceRow;
 use self::tracks::{Id, Tracks};
-use super::{register_export, ExportSummary};
+use super::{register_export, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::perfetto::{self, Interned, PftraceWriter, Slice};
+use crate::sink::perfetto::{self, Interned, PftraceWriter};
 use crate::sql::EXPORT;
 use crate::Result;
 
@@ -49,18 +49,14 @@ pub struct PftraceConfig {
     pub filter: super::RowFilter,
 }
 
-/// One track-event slice of a group.
-struct SliceRow<'a> {
-    ts: i64,
-    end: i64,
-    uuid: u64,
-    name: String,
-    category: Option<String>,
-    ints: Vec<(&'static str, i64)>,
-    sync_kind: Option<String>,
-    json: Option<&'a str>,
-    gpu_correlation: Vec<u64>,
-}
+/// The plans (and the held `_pftrace_render_row`) that read the export's shared views, for
+/// [`shared_rows::Readers`].
+const PLANS_READING_SHARED_ROWS: [&str; 4] = [
+    "_pftrace_render_row",
+    "pftrace_sync",
+    "pftrace_api",
+    "pftrace_overhead",
+];
 
 /// Export the window at `config.window` as a `.pftrace` at `config.output`.
 pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
@@ -78,205 +74,55 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     super::release_cpu_events(&ctx, &config.filter).await?;
     let base_ns = doc.base_ns;
     profile.mark("open window");
-    hold_render_rows(&ctx).await?;
-    profile.mark("_pftrace_render_row");
-
-    // Tracks and slices, group by group, in the reference's registration order.
-    let mut tracks = Tracks::default();
-    let mut groups: Vec<Vec<SliceRow>> = Vec::new();
-    let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks);
-    if !cpu.is_empty() {
-        groups.push(
-            cpu.into_iter()
-                .map(|c| SliceRow {
-                    ts: c.ts,
-                    end: c.end,
-                    uuid: c.uuid,
-                    name: c.name,
-                    category: (!c.cat.is_empty()).then_some(c.cat),
-                    ints: Vec::new(),
-                    sync_kind: None,
-                    json: c.args,
-                    gpu_correlation: Vec::new(),
-                })
-                .collect(),
-        );
-    }
-
-    profile.mark("cpu slices");
-    let api = collect(&ctx, "SELECT * FROM pftrace_api ORDER BY pos").await?;
-    profile.mark("pftrace_api");
-    let mut api_pid = None;
-    for cat in ["cuda_runtime", "cuda_driver"] {
-        let mut rows = Vec::new();
-        let mut pairs = Vec::new();
-        for batch in &api {
-            let (cats, names) = (texts(batch, "cat")?, texts(batch, "name")?);
-            let (pid, tid) = (ints(batch, "process_id")?, ints(batch, "tid")?);
-            let (start, end) = (ints(batch, "start_ns")?, ints(batch, "end_ns")?);
-            let (cbid, corr) = (ints(batch, "cbid")?, ints(batch, "correlation_id")?);
-            let links = id_lists(batch, "gpu_correlation")?;
-            for (i, mut link) in links.into_iter().enumerate() {
-                if text(&cats, i) != Some(cat) {
-                    continue;
-                }
-                link.sort_unstable();
-                api_pid.get_or_insert(int(&pid, i));
-                pairs.push((int(&pid, i), int(&tid, i)));
-                rows.push(SliceRow {
-                    ts: int(&start, i),
-                    end: int(&end, i),
-                    uuid: 0,
-                    name: text(&names, i).unwrap_or_default().to_string(),
-                    category: Some(cat.to_string()),
-                    ints: vec![("cbid", int(&cbid, i)), ("correlation", int(&corr, i))],
-                    sync_kind: None,
-                    json: None,
-                    gpu_correlation: link,
-                });
-            }
-        }
-        if rows.is_empty() {
-            continue;
-        }
-        let uuids = tracks.threads_packed(&pairs, "process {}", "thread {}");
-        for (row, uuid) in rows.iter_mut().zip(uuids) {
-            row.uuid = uuid;
-        }
-        groups.push(rows);
-    }
-
-    // Batches are dropped once their rows are taken, slices once written: a 10 M-event
-    // window's are GBs, and the render stages that follow need the room.
-    drop(api);
-    profile.mark("api slices");
-    let overhead = collect(&ctx, "SELECT * FROM pftrace_overhead ORDER BY ord").await?;
-    profile.mark("pftrace_overhead");
-    if overhead.iter().any(|b| b.num_rows() > 0) {
-        let uuid = tracks.thread(&Id::Int(-1), &Id::Int(0), "Overhead", "Overhead");
-        let mut rows = Vec::new();
-        for batch in &overhead {
-            let names = texts(batch, "name")?;
-            let (start, end) = (ints(batch, "start_ns")?, ints(batch, "end_ns")?);
-            for i in 0..batch.num_rows() {
-                rows.push(SliceRow {
-                    ts: int(&start, i),
-                    end: int(&end, i),
-                    uuid,
-                    name: text(&names, i).unwrap_or_default().to_string(),
-                    category: None,
-                    ints: Vec::new(),
-                    sync_kind: None,
-                    json: None,
-                    gpu_correlation: Vec::new(),
-                });
-            }
-        }
-        groups.push(rows);
-    }
-
-    drop(overhead);
-    let sync = collect(&ctx, "SELECT * FROM pftrace_sync ORDER BY ord").await?;
-    profile.mark("pftrace_sync");
-    let mut stream_tracks = HashSet::new();
-    for wait in [false, true] {
-        let mut rows = Vec::new();
-        let mut pairs = Vec::new();
-        for batch in &sync {
-            let waits = columns::bools(batch, "wait")?;
-            let kind = texts(batch, "kind_name")?;
-            let (start, end) = (ints(batch, "start_ns")?, ints(batch, "end_ns")?);
-            let (device, stream) = (ints(batch, "device_id")?, ints(batch, "stream")?);
-            let (corr, context) = (ints(batch, "correlation_id")?, ints(batch, "context_id")?);
-            let (event, record) = (
-                ints(batch, "cuda_event_id")?,
-                ints(batch, "record_correlation_id")?,
-            );
-            for (i, w) in waits.into_iter().enumerate() {
-                if w != wait {
-                    continue;
-                }
-                pairs.push((int(&device, i), int(&stream, i)));
-                let mut annotations = vec![
-                    ("stream", int(&stream, i)),
-                    ("correlation", int(&corr, i)),
-                    ("device", int(&device, i)),
-                    ("context", int(&context, i)),
-                ];
-                if wait {
-                    annotations.extend([
-                        ("wait_on_stream", -1),
-                        ("wait_on_cuda_event_id", int(&event, i)),
-                        ("wait_on_cuda_event_record_corr_id", int(&record, i)),
-                    ]);
-                }
-                let name = text(&kind, i).unwrap_or_default().to_string();
-                rows.push(SliceRow {
-                    ts: int(&start, i),
-                    end: int(&end, i),
-                    uuid: 0,
-                    sync_kind: Some(name.clone()),
-                    name,
-                    category: None,
-                    ints: annotations,
-                    json: None,
-                    gpu_correlation: Vec::new(),
-                });
-            }
-        }
-        if rows.is_empty() {
-            continue;
-        }
-        let uuids = tracks.threads_packed(&pairs, "GPU {}", "stream {}");
-        for (row, uuid) in rows.iter_mut().zip(uuids) {
-            row.uuid = uuid;
-            stream_tracks.insert(uuid);
-        }
-        groups.push(rows);
-    }
-    drop(sync);
-    nest_track_slices(&mut groups, &stream_tracks);
-    profile.mark("sync slices");
-
-    // Interning: one name table (slices, then render-stage names), one category table.
-    let mut name_iid: HashMap<String, u64> = HashMap::new();
-    let mut interned = Interned::default();
-    let mut category_iid: HashMap<String, u64> = HashMap::new();
-    let mut intern = |name: &str, table: &mut Vec<String>| -> u64 {
-        if let Some(iid) = name_iid.get(name) {
-            return *iid;
-        }
-        table.push(name.to_string());
-        let iid = table.len() as u64;
-        name_iid.insert(name.to_string(), iid);
-        iid
+    // Each shared view's rows go once the plans below that read them are done.
+    let readers = match config.filter.script {
+        None => Some(shared_rows::Readers::new(&ctx, &PLANS_READING_SHARED_ROWS).await?),
+        Some(_) => None,
     };
-    let mut slice_iids: Vec<Vec<(u64, u64)>> = Vec::with_capacity(groups.len());
-    for g in &groups {
-        let mut ids = Vec::with_capacity(g.len());
-        for row in g {
-            let n = intern(&row.name, &mut interned.event_names);
-            let c = match &row.category {
-                None => 0,
-                Some(cat) => match category_iid.get(cat) {
-                    Some(iid) => *iid,
-                    None => {
-                        interned.categories.push(cat.to_string());
-                        let iid = interned.categories.len() as u64;
-                        category_iid.insert(cat.clone(), iid);
-                        iid
-                    }
-                },
-            };
-            ids.push((n, c));
+    let done = async |plan: &str| -> Result<()> {
+        match &readers {
+            Some(readers) => readers.done(plan).await,
+            None => Ok(()),
         }
-        slice_iids.push(ids);
+    };
+    hold_render_rows(&ctx).await?;
+    done("_pftrace_render_row").await?;
+    profile.mark("_pftrace_render_row");
+    let sync = slices::sync_rows(&ctx).await?;
+    done("pftrace_sync").await?;
+    profile.mark("pftrace_sync");
+
+    // Tracks and slices, group by group, in the reference's registration order; names and
+    // categories interned as the slices are made (slices, then render-stage names).
+    let mut tracks = Tracks::default();
+    let mut names = slices::Names::default();
+    let mut interned = Interned::default();
+    let mut groups: Vec<Vec<SliceRow>> = Vec::new();
+    let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks, &mut names, &mut interned);
+    if !cpu.is_empty() {
+        groups.push(cpu);
     }
-    profile.mark("intern slices");
+    profile.mark("cpu slices");
+    let (api, api_pid) = slices::api_slices(&ctx, &mut tracks, &mut names, &mut interned).await?;
+    groups.extend(api);
+    done("pftrace_api").await?;
+    profile.mark("api slices");
+    if let Some(overhead) =
+        slices::overhead_slices(&ctx, &mut tracks, &mut names, &mut interned).await?
+    {
+        groups.push(overhead);
+    }
+    done("pftrace_overhead").await?;
+    let (sync, stream_tracks) = slices::sync_slices(&sync, &mut tracks, &mut names, &mut interned)?;
+    groups.extend(sync);
+    slices::nest_track_slices(&mut groups, &stream_tracks);
+    profile.mark("overhead and sync slices");
+
     let gfx_pid = match &tracks.first_pid {
         Some(Id::Int(p)) => *p as i32,
         _ => 0,
     };
+    let mut intern = |name: &str, table: &mut Vec<String>| names.event(name, table);
     let render = render::prepare(&ctx, &mut interned, &mut intern, gfx_pid).await?;
     profile.mark("intern render (pftrace_lane, names)");
     let counters = render::prepare_counters(&ctx, &mut interned).await?;
@@ -297,33 +143,10 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         if !interned.is_empty() {
             w.write(&perfetto::interned(&interned)).map_err(io)?;
         }
-        for (g, ids) in groups.iter().zip(&slice_iids) {
-            for (row, (n, c)) in g.iter().zip(ids) {
-                let strs: Vec<(&str, &str)> = row
-                    .sync_kind
-                    .as_deref()
-                    .map(|k| ("cuda_sync_kind", k))
-                    .into_iter()
-                    .collect();
-                let packet = perfetto::slice_begin(&Slice {
-                    ts: row.ts,
-                    track_uuid: row.uuid,
-                    name_iid: *n,
-                    category_iid: *c,
-                    gpu_correlation: &row.gpu_correlation,
-                    ints: &row.ints,
-                    strs: &strs,
-                    json: row.json,
-                });
-                w.write(&packet).map_err(io)?;
-            }
-            for row in g {
-                w.write(&perfetto::slice_end(row.end, row.uuid))
-                    .map_err(io)?;
-            }
+        for group in &groups {
+            slices::write_group(&mut w, group, &interned).map_err(io)?;
         }
         drop(groups);
-        drop(slice_iids);
         // The CPU slices borrowed their args from the CPU trace's text: with them written,
         // the text (hundreds of MB on a large window) goes before the render stages.
         drop(doc);
@@ -341,52 +164,6 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     file.commit()?;
     profile.mark("finish");
     Ok(ExportSummary { events: packets })
-}
-
-/// Make each GPU-stream track's slices nest (Perfetto pairs BEGIN/END per track with a
-/// stack): per track, in (start, end descending) order, an open slice that a later slice
-/// outlasts is cut at that slice's start. Only ends change.
-fn nest_track_slices(groups: &mut [Vec<SliceRow>], stream_tracks: &HashSet<u64>) {
-    if stream_tracks.is_empty() {
-        return;
-    }
-    let mut idx: Vec<(usize, usize)> = Vec::new();
-    for (gi, g) in groups.iter().enumerate() {
-        for (ri, row) in g.iter().enumerate() {
-            if stream_tracks.contains(&row.uuid) {
-                idx.push((gi, ri));
-            }
-        }
-    }
-    let key = |&(g, r): &(usize, usize)| {
-        let row = &groups[g][r];
-        (row.uuid, row.ts, std::cmp::Reverse(row.end))
-    };
-    idx.sort_by_key(key);
-    let mut stack: Vec<(usize, usize)> = Vec::new();
-    let mut prev = None;
-    for &(g, r) in &idx {
-        let (uuid, ts, end) = {
-            let row = &groups[g][r];
-            (row.uuid, row.ts, row.end)
-        };
-        if prev != Some(uuid) {
-            stack.clear();
-            prev = Some(uuid);
-        }
-        while let Some(&(pg, pr)) = stack.last() {
-            let p_end = groups[pg][pr].end;
-            if p_end <= ts {
-                stack.pop();
-            } else if p_end < end {
-                groups[pg][pr].end = ts;
-                stack.pop();
-            } else {
-                break;
-            }
-        }
-        stack.push((g, r));
-    }
 }
 
 /// The render-stage rows every later plan reads (lanes, kernel names, launch links, the
