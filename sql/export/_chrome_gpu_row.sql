@@ -3,12 +3,14 @@
 -- on. The reference fills first-seen / last-wins dictionaries in that order, so `pos` keeps
 -- it: kind rank, then the row's place in its file (row order is part of the window format).
 -- A graphed op whose resolver lane differs from its stream is moved onto the lane.
+-- The rows are held for the whole export, so they carry nothing derivable: the kind is
+-- pos >> 32 (kernel, gpu_memcpy and gpu_memset rows: pos < 3 * 2^32), the drawn stream is
+-- COALESCE(lane, stream_id).
 CREATE OR REPLACE VIEW _chrome_gpu_row AS
 SELECT
   -- processing order: kind rank * 2^32 + 1-based row number in the kind's file
+  -- (kind rank: 0 kernel, 1 gpu_memcpy, 2 gpu_memset, 3 graph_event_node, 4 graph_host_node)
   kind_rank * 4294967296 + ord AS pos,
-  -- 0 kernel, 1 gpu_memcpy, 2 gpu_memset, 3 graph_event_node, 4 graph_host_node
-  kind_rank,
   -- the row's own columns (unix ns, ids)
   start_ns,
   end_ns,
@@ -20,11 +22,10 @@ SELECT
   -- the resolver lane the op is moved to; NULL when it stays on its stream
   CASE WHEN graph_node_id <> 0 AND logical_lane IS NOT NULL AND logical_lane <> stream_id
        THEN logical_lane END AS lane,
-  -- the lane's display name (only meaningful when `lane` is set)
-  lane_name,
-  -- the stream id the op is drawn on (its lane, else its stream)
-  CASE WHEN graph_node_id <> 0 AND logical_lane IS NOT NULL AND logical_lane <> stream_id
-       THEN logical_lane ELSE stream_id END AS display_stream
+  -- the lane's display name, when `lane` is set (plain text: 4 bytes a row where a NULL
+  -- string view would take 16)
+  arrow_cast(CASE WHEN graph_node_id <> 0 AND logical_lane IS NOT NULL
+                   AND logical_lane <> stream_id THEN lane_name END, 'Utf8') AS lane_name
 FROM (
   SELECT 0 AS kind_rank, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns, end_ns, device_id, context_id,
     stream_id, correlation_id, graph_node_id, logical_lane, lane_name

@@ -12,7 +12,7 @@ SELECT
   g.first_pos,
   -- the last row's device, drawn stream, start and end (unix ns)
   r.device_id,
-  r.display_stream,
+  COALESCE(r.lane, r.stream_id) AS display_stream,
   r.start_ns,
   r.end_ns
 FROM (

@@ -27,7 +27,8 @@ FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM cuda_sync) s
 LEFT JOIN (
   SELECT context_id, first_value(device_id ORDER BY pos) AS device_id
   FROM (
-    SELECT context_id, device_id, pos FROM _chrome_gpu_row WHERE kind_rank <= 2
+    -- kernel, gpu_memcpy and gpu_memset rows
+    SELECT context_id, device_id, pos FROM _chrome_gpu_row WHERE pos < 3 * 4294967296
     UNION ALL
     SELECT context_id, device_id, 3 * 4294967296 + CAST(ROW_NUMBER() OVER () AS BIGINT) FROM cuda_event
   )

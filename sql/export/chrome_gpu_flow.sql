@@ -10,7 +10,7 @@ SELECT
   g.correlation_id AS id,
   -- device as process, drawn stream as thread
   g.device_id AS pid,
-  chrome_tid(g.display_stream) AS tid,
+  chrome_tid(COALESCE(g.lane, g.stream_id)) AS tid,
   -- the op's start, µs
   greatest(CAST(g.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   -- flow category and name

@@ -31,7 +31,7 @@ FROM (
             AND x.user_external_id IN (SELECT external_id FROM user_annotation))
     GROUP BY correlation_id
   ) c ON c.correlation_id = g.correlation_id
-  WHERE g.kind_rank <= 2
+  WHERE g.pos < 3 * 4294967296 -- kernel, gpu_memcpy, gpu_memset
   GROUP BY c.user_external_id, g.device_id, g.stream_id
 ) s
 JOIN (
@@ -44,7 +44,7 @@ JOIN (
   -- every op, each span of a stream matching all of them, was quadratic in the stream size)
   SELECT device_id, stream_id
   FROM _chrome_gpu_row
-  WHERE kind_rank <= 2 AND lane IS NULL
+  WHERE pos < 3 * 4294967296 AND lane IS NULL
   GROUP BY device_id, stream_id
 ) d ON d.device_id = s.device_id AND d.stream_id = s.stream_id
 CROSS JOIN chrome_base b
