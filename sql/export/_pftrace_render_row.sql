@@ -8,7 +8,7 @@ SELECT
   -- 1-based render-stage event id
   CAST(ROW_NUMBER() OVER (ORDER BY r.stage_iid, r.ord) AS BIGINT) AS event_id,
   -- 1 Kernel, 2 Memcpy, 3 Memset, 4 Annotation, 5 EventRecord, 6 HostNode
-  r.stage_iid,
+  CAST(r.stage_iid AS INT) AS stage_iid,
   -- start (unix ns) and unclamped duration (ns, never negative)
   r.start_ns AS ts,
   greatest(r.end_ns - r.start_ns, 0) AS dur,
@@ -27,12 +27,18 @@ SELECT
   r.graph_id,
   -- kernel or annotation name (NULL for the other stages)
   r.name,
-  -- launch geometry and resources (kernels; 0 elsewhere)
-  r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z,
-  r.registers_per_thread,
-  r.dynamic_shared_memory,
+  -- launch geometry and resources (kernels; 0 elsewhere). These and the INT extras below
+  -- are 32-bit or narrower in CUPTI's records (queued is a timestamp, channel a u32): the
+  -- rows are held for the whole export, so they are held as INT, not BIGINT.
+  CAST(r.grid_x AS INT) AS grid_x, CAST(r.grid_y AS INT) AS grid_y,
+  CAST(r.grid_z AS INT) AS grid_z, CAST(r.block_x AS INT) AS block_x,
+  CAST(r.block_y AS INT) AS block_y, CAST(r.block_z AS INT) AS block_z,
+  CAST(r.registers_per_thread AS INT) AS registers_per_thread,
+  CAST(r.dynamic_shared_memory AS INT) AS dynamic_shared_memory,
   -- numeric extras (0 where the kind has no such column)
-  r.priority, r.queued, r.channel, r.channel_type, r.bytes, r.value, r.memory_kind,
+  CAST(r.priority AS INT) AS priority, r.queued,
+  r.channel, CAST(r.channel_type AS INT) AS channel_type,
+  r.bytes, r.value, CAST(r.memory_kind AS INT) AS memory_kind,
   -- spread into extra_data: graph annotation (JSON text), collective metadata, host callback
   r.annotation,
   r.metadata,
