@@ -419,3 +419,26 @@ async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
     Ok(ctx.sql(sql).await?.collect().await?)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_readers_are_document_plans_each_once() {
+        let document: Vec<&str> = METADATA_PLANS.iter().chain(EVENT_PLANS).copied().collect();
+        for plan in SHARED_READERS {
+            assert!(document.contains(plan), "{plan} is not in the document");
+            let runs = SHARED_READERS.iter().filter(|p| *p == plan).count();
+            assert_eq!(runs, 1, "{plan} runs {runs} times");
+        }
+        let mut unique = document.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(
+            unique.len(),
+            document.len(),
+            "a plan is in the document twice"
+        );
+    }
+}

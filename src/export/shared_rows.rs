@@ -5,7 +5,7 @@
 //! - rows freed once their last reader has run: `cpu_event` (the CPU trace parsed, hundreds
 //!   of MB on a large window) is read only by `chrome_cpu_event` and `_chrome_cpu_thread`,
 //!   both done before the bulk of the export; each shared view once the last plan that
-//!   reads it is done ([`Readers`]).
+//!   reads it is done and the last shared view computed from it is held ([`Readers`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
@@ -169,15 +169,8 @@ pub(crate) struct Readers {
     /// each shared view's own shared reads
     inputs: HashMap<String, Vec<String>>,
     tables: HashMap<String, Arc<HeldRows>>,
-    counts: std::sync::Mutex<Counts>,
-}
-
-#[derive(Default)]
-struct Counts {
     /// readers not done yet, per shared view
-    left: HashMap<String, usize>,
-    /// shared views whose rows are computed: done as readers of their inputs
-    computed: Vec<String>,
+    left: std::sync::Mutex<HashMap<String, usize>>,
 }
 
 impl Readers {
@@ -208,15 +201,15 @@ impl Readers {
             inputs.insert(name.clone(), shared.into_iter().map(|(n, _)| n).collect());
             tables.insert(name, held);
         }
-        let mut counts = Counts::default();
+        let mut left: HashMap<String, usize> = HashMap::new();
         for name in reads.values().chain(inputs.values()).flatten() {
-            *counts.left.entry(name.clone()).or_default() += 1;
+            *left.entry(name.clone()).or_default() += 1;
         }
         let readers = Arc::new(Readers {
             reads,
             inputs,
             tables,
-            counts: std::sync::Mutex::new(counts),
+            left: std::sync::Mutex::new(left),
         });
         for held in readers.tables.values() {
             let _ = held.readers.set(Arc::downgrade(&readers));
@@ -224,45 +217,39 @@ impl Readers {
         Ok(readers)
     }
 
-    /// `plan` is done: free the shared views it was the last reader of. (Every shared view
-    /// it read is computed by now, whether or not its computation reported it.)
+    /// `plan` is done: free the shared views it was the last reader of. (A shared view
+    /// counts as a reader of its inputs until its rows are computed, even if the plans that
+    /// read it are done: another plan may still compute it.)
     pub async fn done(&self, plan: &str) -> Result<()> {
         let freed = {
-            let mut counts = self.counts.lock().expect("no reader panics holding counts");
+            let mut left = self
+                .left
+                .lock()
+                .expect("no reader panics holding the counts");
             let mut freed = Vec::new();
-            let mut reached: Vec<&String> = self.reads.get(plan).into_iter().flatten().collect();
-            while let Some(name) = reached.pop() {
-                reached.extend(self.inputs.get(name).into_iter().flatten());
-                self.computed_locked(&mut counts, name, &mut freed);
-            }
             for name in self.reads.get(plan).into_iter().flatten() {
-                count_down(&mut counts, name, &mut freed);
+                count_down(&mut left, name, &mut freed);
             }
             freed
         };
         self.release(freed).await
     }
 
-    /// The rows of the shared view `name` are computed: free its inputs it was the last
-    /// reader of.
+    /// The rows of the shared view `name` are computed (once: its table computes them
+    /// under its lock): free its inputs it was the last reader of.
     async fn computed(&self, name: &str) -> Result<()> {
         let freed = {
-            let mut counts = self.counts.lock().expect("no reader panics holding counts");
+            let mut left = self
+                .left
+                .lock()
+                .expect("no reader panics holding the counts");
             let mut freed = Vec::new();
-            self.computed_locked(&mut counts, name, &mut freed);
+            for input in self.inputs.get(name).into_iter().flatten() {
+                count_down(&mut left, input, &mut freed);
+            }
             freed
         };
         self.release(freed).await
-    }
-
-    fn computed_locked(&self, counts: &mut Counts, name: &str, freed: &mut Vec<String>) {
-        if counts.computed.iter().any(|c| c == name) {
-            return;
-        }
-        counts.computed.push(name.to_string());
-        for input in self.inputs.get(name).into_iter().flatten() {
-            count_down(counts, input, freed);
-        }
     }
 
     async fn release(&self, names: Vec<String>) -> Result<()> {
@@ -276,11 +263,9 @@ impl Readers {
     }
 }
 
-fn count_down(counts: &mut Counts, name: &str, freed: &mut Vec<String>) {
-    let count = counts
-        .left
-        .get_mut(name)
-        .expect("every read view is counted");
+/// One reader of `name` is done; `name` joins `freed` when it was the last.
+fn count_down(left: &mut HashMap<String, usize>, name: &str, freed: &mut Vec<String>) {
+    let count = left.get_mut(name).expect("every read view is counted");
     *count -= 1;
     if *count == 0 {
         freed.push(name.to_string());
