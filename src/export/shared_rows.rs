@@ -221,38 +221,38 @@ impl Readers {
     /// counts as a reader of its inputs until its rows are computed, even if the plans that
     /// read it are done: another plan may still compute it.)
     pub async fn done(&self, plan: &str) -> Result<()> {
-        let freed = {
-            let mut left = self
-                .left
-                .lock()
-                .expect("no reader panics holding the counts");
-            let mut freed = Vec::new();
-            for name in self.reads.get(plan).into_iter().flatten() {
-                count_down(&mut left, name, &mut freed);
-            }
-            freed
-        };
-        self.release(freed).await
+        self.read_done(self.reads.get(plan)).await
     }
 
     /// The rows of the shared view `name` are computed (once: its table computes them
     /// under its lock): free its inputs it was the last reader of.
     async fn computed(&self, name: &str) -> Result<()> {
-        let freed = {
+        self.read_done(self.inputs.get(name)).await
+    }
+
+    /// One reader of each of `names` is done: free those it was the last reader of.
+    async fn read_done(&self, names: Option<&Vec<String>>) -> Result<()> {
+        let mut freed = Vec::new();
+        {
             let mut left = self
                 .left
                 .lock()
                 .expect("no reader panics holding the counts");
-            let mut freed = Vec::new();
-            for input in self.inputs.get(name).into_iter().flatten() {
-                count_down(&mut left, input, &mut freed);
+            for name in names.into_iter().flatten() {
+                let count = left.get_mut(name).expect("every read view is counted");
+                *count -= 1;
+                if *count == 0 {
+                    freed.push(name.clone());
+                }
             }
-            freed
-        };
+        }
         self.release(freed).await
     }
 
     async fn release(&self, names: Vec<String>) -> Result<()> {
+        if names.is_empty() {
+            return Ok(());
+        }
         for name in names {
             if let Some(held) = self.tables.get(&name) {
                 *held.rows.lock().await = Rows::Released;
@@ -260,15 +260,6 @@ impl Readers {
         }
         return_free_memory();
         Ok(())
-    }
-}
-
-/// One reader of `name` is done; `name` joins `freed` when it was the last.
-fn count_down(left: &mut HashMap<String, usize>, name: &str, freed: &mut Vec<String>) {
-    let count = left.get_mut(name).expect("every read view is counted");
-    *count -= 1;
-    if *count == 0 {
-        freed.push(name.to_string());
     }
 }
 
