@@ -16,7 +16,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, RecordBatch, StringViewArray, StringViewBuilder,
+    Array, ArrayBuilder, ArrayRef, AsArray, RecordBatch, StringViewArray, StringViewBuilder,
 };
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::config::ConfigOptions;
@@ -268,12 +268,11 @@ struct TextGroups {
     null_group: Option<usize>,
     /// Each group's value, in group order.
     values: StringViewBuilder,
-    len: usize,
 }
 
 impl TextGroups {
     fn len(&self) -> usize {
-        self.len
+        self.values.len()
     }
 
     /// Writes the group of each row of `keys` into `out`, adding groups for new values.
@@ -332,8 +331,7 @@ impl TextGroups {
 
     fn new_group(&mut self, text: Option<&str>) -> usize {
         self.values.append_option(text);
-        self.len += 1;
-        self.len - 1
+        self.values.len() - 1
     }
 
     /// The groups' values, in group order.

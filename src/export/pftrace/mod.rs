@@ -122,8 +122,7 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         Some(Id::Int(p)) => *p as i32,
         _ => 0,
     };
-    let mut intern = |name: &str, table: &mut Vec<String>| names.event(name, table);
-    let render = render::prepare(&ctx, &mut interned, &mut intern, gfx_pid).await?;
+    let render = render::prepare(&ctx, &mut interned, &mut names, gfx_pid).await?;
     profile.mark("intern render (pftrace_lane, names)");
     let counters = render::prepare_counters(&ctx, &mut interned).await?;
     profile.mark("intern counters");

@@ -11,6 +11,7 @@ use futures::StreamExt;
 use serde_json::{Map, Value};
 
 use super::columns::{int, ints, ordered_id_lists, text, texts};
+use super::slices::Names;
 use super::tracks::{Id, Tracks};
 use super::{collect, PftraceConfig};
 use crate::error::Error;
@@ -44,7 +45,7 @@ pub struct RenderTables {
 pub async fn prepare(
     ctx: &SessionContext,
     interned: &mut Interned,
-    intern: &mut (dyn FnMut(&str, &mut Vec<String>) -> u64 + Send),
+    names: &mut Names,
     gfx_pid: i32,
 ) -> Result<RenderTables> {
     let lanes = collect(
@@ -97,19 +98,19 @@ pub async fn prepare(
             .push((iid, format!("[{lane:0width$}] {label}"), 0));
     }
     interned.graphics_pid = Some(gfx_pid);
-    let names = collect(
+    let kernel_names = collect(
         ctx,
         "SELECT name FROM _pftrace_render_row WHERE name IS NOT NULL AND name <> '' \
          GROUP BY name ORDER BY min(event_id)",
     )
     .await?;
-    for batch in &names {
+    for batch in &kernel_names {
         let col = texts(batch, "name")?;
         for i in 0..batch.num_rows() {
             let name = text(&col, i).unwrap_or_default().to_string();
             interned.compute_kernels.push(name.clone());
             let kernel = interned.compute_kernels.len() as u64;
-            let event = intern(&name, &mut interned.event_names);
+            let event = names.event(&name, &mut interned.event_names);
             tables.names.insert(name, (event, kernel));
         }
     }

@@ -11,6 +11,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
+use super::collect;
 use super::columns::{self, id_lists, int, ints, text, texts};
 use super::tracks::{Id, Tracks};
 use crate::sink::perfetto::{Interned, Slice};
@@ -131,6 +132,7 @@ pub(super) async fn api_slices<'a>(
     let mut driver_names: Vec<String> = Vec::new();
     let mut driver_name_of_row: Vec<usize> = Vec::new();
     let mut driver_name_index: HashMap<String, usize> = HashMap::new();
+    let mut runtime_category = None;
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (cats, call_names) = (texts(&batch, "cat")?, texts(&batch, "name")?);
@@ -149,10 +151,12 @@ pub(super) async fn api_slices<'a>(
             pairs[group].push((int(&pid, i), int(&tid, i)));
             let name = text(&call_names, i).unwrap_or_default();
             let (name_iid, category_iid) = match group {
-                0 => (
-                    names.event(name, &mut interned.event_names),
-                    names.category("cuda_runtime", &mut interned.categories),
-                ),
+                0 => {
+                    let category = *runtime_category.get_or_insert_with(|| {
+                        names.category("cuda_runtime", &mut interned.categories)
+                    });
+                    (names.event(name, &mut interned.event_names), category)
+                }
                 _ => {
                     let next = driver_names.len();
                     let index = *driver_name_index.entry(name.to_string()).or_insert(next);
@@ -179,9 +183,12 @@ pub(super) async fn api_slices<'a>(
         }
     }
     let [runtime, mut driver] = rows;
-    for (row, index) in driver.iter_mut().zip(driver_name_of_row) {
-        row.name_iid = names.event(&driver_names[index], &mut interned.event_names);
-        row.category_iid = names.category("cuda_driver", &mut interned.categories);
+    if !driver.is_empty() {
+        let category = names.category("cuda_driver", &mut interned.categories);
+        for (row, index) in driver.iter_mut().zip(driver_name_of_row) {
+            row.name_iid = names.event(&driver_names[index], &mut interned.event_names);
+            row.category_iid = category;
+        }
     }
     let mut groups = Vec::new();
     for (mut rows, pairs) in [runtime, driver].into_iter().zip(pairs) {
@@ -377,8 +384,4 @@ pub(super) fn nest_track_slices(groups: &mut [Vec<SliceRow>], stream_tracks: &Ha
         }
         stack.push((g, r));
     }
-}
-
-async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
-    Ok(ctx.sql(sql).await?.collect().await?)
 }
