@@ -15,7 +15,6 @@ mod render;
 mod slices;
 mod tracks;
 
-use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -133,8 +132,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut file = AtomicFile::create(&config.output)?;
     let io = |e| Error::io(&config.output, e);
     let packets = {
-        let mut buffered = file.writer();
-        let mut w = PftraceWriter::try_new(&mut buffered, config.compression_level)?;
+        // The writer's gzip thread owns a handle of its own on the temporary file.
+        let out = file.file().try_clone().map_err(io)?;
+        let mut w = PftraceWriter::try_new(out, config.compression_level)?;
         w.write(&perfetto::clock_snapshot(base_ns)).map_err(io)?;
         for t in &tracks.tracks {
             w.write(&perfetto::track_descriptor(t)).map_err(io)?;
@@ -157,7 +157,6 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         profile.mark("write pftrace_counter_sample");
         let packets = w.packets();
         w.finish().map_err(io)?;
-        buffered.flush().map_err(io)?;
         packets
     };
     file.commit()?;

@@ -3,7 +3,6 @@
 //! extras; both stream from their plans into the sink.
 
 use std::collections::HashMap;
-use std::io::Write;
 
 use datafusion::arrow::array::Array;
 use datafusion::prelude::SessionContext;
@@ -177,15 +176,15 @@ fn device_arch(doc: &TraceDoc<'_>, device: i64) -> Option<String> {
     Some(format!("sm_{major}{minor}"))
 }
 
-/// The JSON object spread onto a render stage's extra_data: the graph annotation's members
+/// The JSON members spread onto a render stage's extra_data: the graph annotation's members
 /// (a dict, or a list of dicts; a plain string is "annotation"), the metadata object's
 /// members, a host node's callback name and address. None when empty.
-fn spread_blob(
+fn spread_members(
     annotation: Option<&str>,
     metadata: Option<&str>,
     host_fn: Option<&str>,
     host_fn_addr: i64,
-) -> Option<String> {
+) -> Option<Map<String, Value>> {
     let mut merged = Map::new();
     if let Some(Ok(value)) = annotation.map(serde_json::from_str::<Value>) {
         let items = match value {
@@ -216,15 +215,15 @@ fn spread_blob(
         };
         merged.insert("host fn addr".into(), Value::String(hex));
     }
-    (!merged.is_empty()).then(|| Value::Object(merged).to_string())
+    (!merged.is_empty()).then_some(merged)
 }
 
 /// Stream pftrace_render into `w`, one GpuRenderStageEvent per row.
-pub async fn write_render<W: Write>(
+pub async fn write_render(
     ctx: &SessionContext,
     tables: &RenderTables,
     extras: &[(&'static str, String)],
-    w: &mut PftraceWriter<W>,
+    w: &mut PftraceWriter,
 ) -> Result<()> {
     if !tables.present {
         return Ok(());
@@ -300,13 +299,13 @@ pub async fn write_render<W: Write>(
                     .map(|(k, a)| (*k, int(a, i)))
                     .filter(|(_, v)| *v != 0),
             );
-            let blob = spread_blob(
+            let spread = spread_members(
                 text(&annotation, i),
                 text(&metadata, i),
                 text(&host_fn, i),
                 int(&host_fn_addr, i),
             );
-            let packet = perfetto::render_stage(&RenderStage {
+            let stage = RenderStage {
                 ts: int(&ts, i),
                 event_id: int(&event_id, i) as u64,
                 duration: int(&dur, i),
@@ -320,9 +319,9 @@ pub async fn write_render<W: Write>(
                 launch_args: &args,
                 numeric: &numeric,
                 constant: &constant,
-                json: blob.as_deref(),
-            });
-            w.write(&packet)
+                spread: spread.as_ref(),
+            };
+            w.packet(|p| perfetto::render_stage(p, &stage))
                 .map_err(|e| Error::io("pftrace output", e))?;
         }
     }
@@ -386,10 +385,10 @@ pub async fn prepare_counters(
 }
 
 /// Stream pftrace_counter_sample into `w`, one GpuCounterEvent per sample.
-pub async fn write_counters<W: Write>(
+pub async fn write_counters(
     ctx: &SessionContext,
     tables: &CounterTables,
-    w: &mut PftraceWriter<W>,
+    w: &mut PftraceWriter,
 ) -> Result<()> {
     let mut stream = ctx
         .sql("SELECT * FROM pftrace_counter_sample ORDER BY pos")
@@ -419,14 +418,8 @@ pub async fn write_counters<W: Write>(
             } else {
                 value.value(i)
             };
-            let packet = perfetto::counter_sample(
-                int(&ts, i),
-                tables.iid_of_gpu[&int(&dev, i)],
-                int(&id, i) as u32,
-                v,
-                is_int,
-            );
-            w.write(&packet)
+            let (ts, gpu, id) = (int(&ts, i), tables.iid_of_gpu[&int(&dev, i)], int(&id, i));
+            w.packet(|p| perfetto::counter_sample(p, ts, gpu, id as u32, v, is_int))
                 .map_err(|e| Error::io("pftrace output", e))?;
         }
     }

@@ -305,8 +305,8 @@ pub(super) fn sync_slices<'a>(
 
 /// The packets of `group`: every slice's BEGIN, then every END. A sync slice carries its
 /// kind (its name) as `cuda_sync_kind`.
-pub(super) fn write_group<W: std::io::Write>(
-    w: &mut crate::sink::perfetto::PftraceWriter<W>,
+pub(super) fn write_group(
+    w: &mut crate::sink::perfetto::PftraceWriter,
     group: &[SliceRow],
     interned: &Interned,
 ) -> std::io::Result<()> {
@@ -322,7 +322,7 @@ pub(super) fn write_group<W: std::io::Write>(
             }
             _ => &[],
         };
-        let packet = crate::sink::perfetto::slice_begin(&Slice {
+        let slice = Slice {
             ts: row.ts,
             track_uuid: row.uuid,
             name_iid: row.name_iid,
@@ -331,11 +331,11 @@ pub(super) fn write_group<W: std::io::Write>(
             ints: &ints,
             strs,
             json: row.json,
-        });
-        w.write(&packet)?;
+        };
+        w.packet(|p| crate::sink::perfetto::slice_begin(p, &slice))?;
     }
     for row in group {
-        w.write(&crate::sink::perfetto::slice_end(row.end, row.uuid))?;
+        w.packet(|p| crate::sink::perfetto::slice_end(p, row.end, row.uuid))?;
     }
     Ok(())
 }

@@ -2,15 +2,18 @@
 //! reference sets (spec §2), zeros included.
 
 use super::proto::*;
-use super::spread::{json_annotations, json_extra_data};
+use serde_json::{Map, Value};
+
+use super::spread::{extra_data, json_annotations};
+use super::wire::Wire;
 use super::SEQUENCE_ID;
 
 const CLOCK_BOOTTIME: u32 = 6;
 const CLOCK_REALTIME: u32 = 1;
 const INCREMENTAL_STATE_CLEARED: u32 = 1;
 const NEEDS_INCREMENTAL_STATE: u32 = 2;
-const SLICE_BEGIN: i32 = 1;
-const SLICE_END: i32 = 2;
+const SLICE_BEGIN: i64 = 1;
+const SLICE_END: i64 = 2;
 /// GpuCounterGroup COMPUTE.
 const GROUP_COMPUTE: u32 = 6;
 
@@ -93,7 +96,8 @@ pub struct RenderStage<'a> {
     /// numeric extra_data already filtered (name, value)
     pub numeric: &'a [(&'a str, i64)],
     pub constant: &'a [(&'a str, &'a str)],
-    pub json: Option<&'a str>,
+    /// JSON members spread onto extra_data after the others
+    pub spread: Option<&'a Map<String, Value>>,
 }
 
 fn sequenced(ts: Option<i64>, flags: Option<u32>) -> TracePacket {
@@ -220,131 +224,320 @@ pub fn interned(t: &Interned) -> TracePacket {
     }
 }
 
-/// A SLICE_BEGIN packet.
-pub fn slice_begin(s: &Slice) -> TracePacket {
-    let mut annotations = Vec::with_capacity(s.ints.len() + s.strs.len());
-    for (name, v) in s.ints {
-        annotations.push(DebugAnnotation {
-            name: Some(name.to_string()),
-            int_value: Some(*v),
-            ..Default::default()
-        });
-    }
-    for (name, v) in s.strs {
-        annotations.push(DebugAnnotation {
-            name: Some(name.to_string()),
-            string_value: Some(v.to_string()),
-            ..Default::default()
-        });
-    }
-    if let Some(json) = s.json {
-        json_annotations(json, &mut annotations);
-    }
-    TracePacket {
-        track_event: Some(TrackEvent {
-            r#type: Some(SLICE_BEGIN),
-            track_uuid: Some(s.track_uuid),
-            name_iid: Some(s.name_iid),
-            category_iids: if s.category_iid != 0 {
-                vec![s.category_iid]
-            } else {
-                Vec::new()
-            },
-            debug_annotations: annotations,
-            gpu_correlation: (!s.gpu_correlation.is_empty()).then(|| GpuCorrelation {
-                render_stage_submission_event_ids: s.gpu_correlation.to_vec(),
-            }),
-        }),
-        ..sequenced(Some(s.ts), Some(NEEDS_INCREMENTAL_STATE))
-    }
-}
-
-/// A SLICE_END packet (no sequence flags).
-pub fn slice_end(ts: i64, track_uuid: u64) -> TracePacket {
-    TracePacket {
-        track_event: Some(TrackEvent {
-            r#type: Some(SLICE_END),
-            track_uuid: Some(track_uuid),
-            ..Default::default()
-        }),
-        ..sequenced(Some(ts), None)
-    }
-}
-
-fn dim3(v: [i64; 3]) -> Dim3 {
-    Dim3 {
-        x: Some(v[0] as u32),
-        y: Some(v[1] as u32),
-        z: Some(v[2] as u32),
-    }
-}
-
-/// A GpuRenderStageEvent packet.
-pub fn render_stage(r: &RenderStage) -> TracePacket {
-    let mut extra: Vec<ExtraData> = r
-        .numeric
-        .iter()
-        .map(|(k, v)| ExtraData {
-            name: Some(k.to_string()),
-            value: Some(v.to_string()),
-        })
-        .collect();
-    extra.extend(r.constant.iter().map(|(k, v)| ExtraData {
-        name: Some(k.to_string()),
-        value: Some(v.to_string()),
-    }));
-    if let Some(json) = r.json {
-        json_extra_data(json, &mut extra);
-    }
-    let launch = r.launch.map(|(grid, block)| ComputeKernelLaunch {
-        grid_size: Some(dim3(grid)),
-        workgroup_size: Some(dim3(block)),
-        args: r
-            .launch_args
-            .iter()
-            .filter(|(_, v)| *v != 0)
-            .map(|(iid, v)| ExtraComputeArg {
-                name_iid: Some(*iid),
-                uint_value: Some(*v as u64),
-            })
-            .collect(),
+/// A SLICE_BEGIN packet's body: TracePacket 8 timestamp, 10 sequence, 11 track_event
+/// (3 category, 4 annotations, 9 type, 10 name, 11 track, 3000 gpu_correlation), 13 flags.
+pub fn slice_begin(p: &mut Wire, s: &Slice) {
+    p.int(8, s.ts);
+    p.uint(10, SEQUENCE_ID.into());
+    p.message(11, |e| {
+        if s.category_iid != 0 {
+            e.uint(3, s.category_iid);
+        }
+        for (name, v) in s.ints {
+            e.message(4, |a| {
+                a.int(4, *v);
+                a.bytes(10, name.as_bytes());
+            });
+        }
+        for (name, v) in s.strs {
+            e.message(4, |a| {
+                a.bytes(6, v.as_bytes());
+                a.bytes(10, name.as_bytes());
+            });
+        }
+        if let Some(json) = s.json {
+            json_annotations(json, e);
+        }
+        e.int(9, SLICE_BEGIN);
+        e.uint(10, s.name_iid);
+        e.uint(11, s.track_uuid);
+        if !s.gpu_correlation.is_empty() {
+            e.message(3000, |g| {
+                for id in s.gpu_correlation {
+                    g.uint(1, *id);
+                }
+            });
+        }
     });
-    TracePacket {
-        gpu_render_stage_event: Some(GpuRenderStageEvent {
-            event_id: Some(r.event_id),
-            duration: Some(r.duration as u64),
-            gpu_id: Some(r.gpu_id as i32),
-            hw_queue_iid: Some(r.hw_queue_iid),
-            stage_iid: Some(r.stage_iid),
-            context: Some(1),
-            name_iid: (r.name_iid != 0).then_some(r.name_iid),
-            event_wait_ids: r.waits.to_vec(),
-            kernel_iid: (launch.is_some() && r.kernel_iid != 0).then_some(r.kernel_iid),
-            launch,
-            extra_data: extra,
-        }),
-        ..sequenced(Some(r.ts), Some(NEEDS_INCREMENTAL_STATE))
+    p.uint(13, NEEDS_INCREMENTAL_STATE.into());
+}
+
+/// A SLICE_END packet's body (no sequence flags).
+pub fn slice_end(p: &mut Wire, ts: i64, track_uuid: u64) {
+    p.int(8, ts);
+    p.uint(10, SEQUENCE_ID.into());
+    p.message(11, |e| {
+        e.int(9, SLICE_END);
+        e.uint(11, track_uuid);
+    });
+}
+
+/// A GpuRenderStageEvent packet's body: TracePacket 8, 10, 13, then 53 with its fields in
+/// tag order (1 event, 2 duration, 5 context, 6 extra_data, 11 gpu, 13 hw queue, 14 stage,
+/// 18 waits, 19 kernel, 20 name, 21 launch).
+pub fn render_stage(p: &mut Wire, r: &RenderStage) {
+    p.int(8, r.ts);
+    p.uint(10, SEQUENCE_ID.into());
+    p.uint(13, NEEDS_INCREMENTAL_STATE.into());
+    p.message(53, |g| {
+        g.uint(1, r.event_id);
+        g.int(2, r.duration);
+        g.uint(5, 1);
+        for (name, v) in r.numeric {
+            g.message(6, |e| {
+                e.bytes(1, name.as_bytes());
+                e.decimal(2, *v);
+            });
+        }
+        for (name, v) in r.constant {
+            g.message(6, |e| {
+                e.bytes(1, name.as_bytes());
+                e.bytes(2, v.as_bytes());
+            });
+        }
+        if let Some(map) = r.spread {
+            extra_data(map, g);
+        }
+        g.int(11, i64::from(r.gpu_id as i32));
+        g.uint(13, r.hw_queue_iid);
+        g.uint(14, r.stage_iid);
+        for id in r.waits {
+            g.uint(18, *id);
+        }
+        if r.launch.is_some() && r.kernel_iid != 0 {
+            g.uint(19, r.kernel_iid);
+        }
+        if r.name_iid != 0 {
+            g.uint(20, r.name_iid);
+        }
+        if let Some((grid, block)) = r.launch {
+            g.message(21, |l| {
+                l.message(1, |d| dim3(d, grid));
+                l.message(2, |d| dim3(d, block));
+                for (iid, v) in r.launch_args.iter().filter(|(_, v)| *v != 0) {
+                    l.message(3, |a| {
+                        a.uint(1, *iid);
+                        a.int(4, *v);
+                    });
+                }
+            });
+        }
+    });
+}
+
+/// A Dim3's body: x, y, z as uint32.
+fn dim3(d: &mut Wire, v: [i64; 3]) {
+    for (field, v) in (1..).zip(v) {
+        d.uint(field, u64::from(v as u32));
     }
 }
 
-/// A GpuCounterEvent packet with one sample.
+/// A GpuCounterEvent packet's body with one sample: TracePacket 8, 10, 13, then 52 (2 the
+/// counter, 4 the descriptor).
 pub fn counter_sample(
+    p: &mut Wire,
     ts: i64,
     descriptor_iid: u64,
     counter_id: u32,
     value: f64,
     is_int: bool,
-) -> TracePacket {
-    let counter = GpuCounter {
-        counter_id: Some(counter_id),
-        int_value: is_int.then(|| value.round() as i64),
-        double_value: (!is_int).then_some(value),
-    };
-    TracePacket {
-        gpu_counter_event: Some(GpuCounterEvent {
-            counter_descriptor_iid: Some(descriptor_iid),
-            counters: vec![counter],
-        }),
-        ..sequenced(Some(ts), Some(NEEDS_INCREMENTAL_STATE))
+) {
+    p.int(8, ts);
+    p.uint(10, SEQUENCE_ID.into());
+    p.uint(13, NEEDS_INCREMENTAL_STATE.into());
+    p.message(52, |g| {
+        g.message(2, |c| {
+            c.uint(1, counter_id.into());
+            if is_int {
+                c.int(2, value.round() as i64);
+            } else {
+                c.double(3, value);
+            }
+        });
+        g.uint(4, descriptor_iid);
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prost::Message;
+
+    /// `body` encoded by the wire writer, decoded by prost; the wire bytes must be what prost
+    /// writes for the decoded packet (fields in tag order, minimal varints).
+    fn decoded(body: impl FnOnce(&mut Wire)) -> TracePacket {
+        let mut w = Wire::default();
+        body(&mut w);
+        let packet = TracePacket::decode(&w.buf[..]).expect("a TracePacket");
+        assert_eq!(packet.encode_to_vec(), w.buf, "prost writes the same bytes");
+        packet
+    }
+
+    fn annotation(name: &str, int: Option<i64>, string: Option<&str>) -> DebugAnnotation {
+        DebugAnnotation {
+            name: Some(name.into()),
+            int_value: int,
+            string_value: string.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_slice_begin_carries_its_annotations_and_correlations() {
+        let slice = Slice {
+            ts: 1_700_000_000_000_000_123,
+            track_uuid: 77,
+            name_iid: 300,
+            category_iid: 2,
+            gpu_correlation: &[5, 1 << 40],
+            ints: &[("cbid", 211), ("correlation", -1)],
+            strs: &[("cuda_sync_kind", "Stream")],
+            json: Some(r#"{"b": "x", "a": 1}"#),
+        };
+        let packet = decoded(|p| slice_begin(p, &slice));
+        let expected = TracePacket {
+            timestamp: Some(1_700_000_000_000_000_123),
+            trusted_packet_sequence_id: Some(SEQUENCE_ID),
+            sequence_flags: Some(NEEDS_INCREMENTAL_STATE),
+            track_event: Some(TrackEvent {
+                r#type: Some(SLICE_BEGIN as i32),
+                track_uuid: Some(77),
+                name_iid: Some(300),
+                category_iids: vec![2],
+                debug_annotations: vec![
+                    annotation("cbid", Some(211), None),
+                    annotation("correlation", Some(-1), None),
+                    annotation("cuda_sync_kind", None, Some("Stream")),
+                    annotation("a", Some(1), None),
+                    annotation("b", None, Some("x")),
+                ],
+                gpu_correlation: Some(GpuCorrelation {
+                    render_stage_submission_event_ids: vec![5, 1 << 40],
+                }),
+            }),
+            ..Default::default()
+        };
+        assert_eq!(packet, expected);
+    }
+
+    #[test]
+    fn a_bare_slice_begin_and_its_end() {
+        let slice = Slice {
+            ts: 10,
+            track_uuid: 1,
+            name_iid: 1,
+            ..Default::default()
+        };
+        let event = decoded(|p| slice_begin(p, &slice)).track_event.unwrap();
+        assert!(event.category_iids.is_empty() && event.debug_annotations.is_empty());
+        assert_eq!(event.gpu_correlation, None);
+        let end = decoded(|p| slice_end(p, 20, 1));
+        assert_eq!(end.sequence_flags, None);
+        assert_eq!(end.timestamp, Some(20));
+        let event = end.track_event.unwrap();
+        assert_eq!((event.r#type, event.track_uuid), (Some(2), Some(1)));
+        assert_eq!(event.name_iid, None);
+    }
+
+    #[test]
+    fn a_kernel_stage_carries_its_launch_waits_and_extra_data() {
+        let spread: serde_json::Map<String, Value> =
+            serde_json::from_str(r#"{"host fn": "cb", "n": 3}"#).unwrap();
+        let stage = RenderStage {
+            ts: 100,
+            event_id: 9,
+            duration: 0,
+            gpu_id: 1,
+            hw_queue_iid: 101,
+            stage_iid: 1,
+            name_iid: 4,
+            waits: &[3, 7],
+            launch: Some(([128, 1, 1], [256, 2, 1])),
+            kernel_iid: 2,
+            launch_args: &[(1, 32), (2, 0), (3, 512)],
+            numeric: &[("device id", 1), ("correlation", -5)],
+            constant: &[("arch", "sm_90")],
+            spread: Some(&spread),
+        };
+        let packet = decoded(|p| render_stage(p, &stage));
+        let extra = |n: &str, v: &str| ExtraData {
+            name: Some(n.into()),
+            value: Some(v.into()),
+        };
+        let dim = |x, y, z| Dim3 {
+            x: Some(x),
+            y: Some(y),
+            z: Some(z),
+        };
+        let arg = |iid, v| ExtraComputeArg {
+            name_iid: Some(iid),
+            uint_value: Some(v),
+        };
+        let expected = GpuRenderStageEvent {
+            event_id: Some(9),
+            duration: Some(0),
+            gpu_id: Some(1),
+            hw_queue_iid: Some(101),
+            stage_iid: Some(1),
+            context: Some(1),
+            name_iid: Some(4),
+            event_wait_ids: vec![3, 7],
+            kernel_iid: Some(2),
+            launch: Some(ComputeKernelLaunch {
+                grid_size: Some(dim(128, 1, 1)),
+                workgroup_size: Some(dim(256, 2, 1)),
+                args: vec![arg(1, 32), arg(3, 512)],
+            }),
+            extra_data: vec![
+                extra("device id", "1"),
+                extra("correlation", "-5"),
+                extra("arch", "sm_90"),
+                extra("host fn", "cb"),
+                extra("n", "3"),
+            ],
+        };
+        assert_eq!(packet.timestamp, Some(100));
+        assert_eq!(packet.sequence_flags, Some(NEEDS_INCREMENTAL_STATE));
+        assert_eq!(packet.gpu_render_stage_event, Some(expected));
+    }
+
+    #[test]
+    fn a_copy_stage_has_no_launch_or_kernel() {
+        let stage = RenderStage {
+            ts: 5,
+            event_id: 1,
+            duration: 3,
+            gpu_id: 0,
+            stage_iid: 2,
+            kernel_iid: 2,
+            ..Default::default()
+        };
+        let event = decoded(|p| render_stage(p, &stage))
+            .gpu_render_stage_event
+            .unwrap();
+        assert_eq!(
+            (event.launch, event.kernel_iid, event.name_iid),
+            (None, None, None)
+        );
+        assert_eq!(event.gpu_id, Some(0));
+        assert!(event.extra_data.is_empty() && event.event_wait_ids.is_empty());
+    }
+
+    #[test]
+    fn counter_samples_are_int_or_double() {
+        let int = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, true));
+        let double = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, false));
+        let counter = |p: TracePacket| {
+            let event = p.gpu_counter_event.unwrap();
+            assert_eq!(event.counter_descriptor_iid, Some(2));
+            event.counters.into_iter().next().unwrap()
+        };
+        let int = counter(int);
+        assert_eq!(
+            (int.counter_id, int.int_value, int.double_value),
+            (Some(3), Some(42), None)
+        );
+        let double = counter(double);
+        assert_eq!((double.int_value, double.double_value), (None, Some(41.6)));
     }
 }

@@ -1,113 +1,143 @@
 //! The native encoder's JSON spread: a blob of JSON text becomes TrackEvent debug
-//! annotations or render-stage extra_data. Keys come out sorted (the reference parses with a
-//! map-backed JSON library; serde_json's map is a BTreeMap, the same byte order).
+//! annotations, a JSON object render-stage extra_data. Keys come out sorted (the reference
+//! parses with a map-backed JSON library; serde_json's map is a BTreeMap, the same byte
+//! order).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::proto::{DebugAnnotation, ExtraData};
+use super::wire::Wire;
 
-/// Debug annotations for a JSON blob: one per top-level key of an object (nested objects as
-/// `dict_entries`, arrays as `array_values`); a top-level array is one "annotation" holding
-/// its compact JSON, a scalar one typed "annotation", unparsable text the text itself.
-pub fn json_annotations(text: &str, out: &mut Vec<DebugAnnotation>) {
+/// TrackEvent.debug_annotations (field 4) for a JSON blob: one per top-level key of an
+/// object (nested objects as `dict_entries`, arrays as `array_values`); a top-level array is
+/// one "annotation" holding its compact JSON, a scalar one typed "annotation", unparsable
+/// text the text itself.
+pub fn json_annotations(text: &str, event: &mut Wire) {
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => {
-            for (k, v) in map {
-                out.push(annotation(Some(k), &v));
+            for (k, v) in &map {
+                event.message(4, |a| annotation(Some(k), v, a));
             }
         }
-        Ok(v @ Value::Array(_)) => out.push(DebugAnnotation {
-            name: Some("annotation".into()),
-            string_value: Some(v.to_string()),
-            ..Default::default()
-        }),
-        Ok(v) => out.push(annotation(Some("annotation".into()), &v)),
-        Err(_) => out.push(DebugAnnotation {
-            name: Some("annotation".into()),
-            string_value: Some(text.to_string()),
-            ..Default::default()
-        }),
+        Ok(v @ Value::Array(_)) => string_annotation(event, &v.to_string()),
+        Ok(v) => event.message(4, |a| annotation(Some("annotation"), &v, a)),
+        Err(_) => string_annotation(event, text),
     }
 }
 
-fn annotation(name: Option<String>, v: &Value) -> DebugAnnotation {
-    let mut a = DebugAnnotation {
-        name,
-        ..Default::default()
-    };
+fn string_annotation(event: &mut Wire, text: &str) {
+    event.message(4, |a| {
+        a.bytes(6, text.as_bytes());
+        a.bytes(10, b"annotation");
+    });
+}
+
+/// A DebugAnnotation's body: its value (bool 2, int 4, double 5, string 6), name (10), then
+/// dict_entries (11) or array_values (12), in tag order.
+fn annotation(name: Option<&str>, v: &Value, a: &mut Wire) {
     match v {
-        Value::Null => a.string_value = Some("null".into()),
-        Value::Bool(b) => a.bool_value = Some(*b),
+        Value::Null => a.bytes(6, b"null"),
+        Value::Bool(b) => a.bool(2, *b),
         Value::Number(n) => {
             if let Some(i) = n.as_i64() {
-                a.int_value = Some(i);
+                a.int(4, i);
             } else if let Some(u) = n.as_u64() {
-                a.int_value = Some(u as i64);
+                a.int(4, u as i64);
             } else {
-                a.double_value = Some(n.as_f64().unwrap_or(f64::NAN));
+                a.double(5, n.as_f64().unwrap_or(f64::NAN));
             }
         }
-        Value::String(s) => a.string_value = Some(s.clone()),
+        Value::String(s) => a.bytes(6, s.as_bytes()),
+        Value::Array(_) | Value::Object(_) => {}
+    }
+    if let Some(name) = name {
+        a.bytes(10, name.as_bytes());
+    }
+    match v {
         Value::Array(items) => {
-            a.array_values = items.iter().map(|v| annotation(None, v)).collect();
+            for item in items {
+                a.message(12, |e| annotation(None, item, e));
+            }
         }
         Value::Object(map) => {
-            a.dict_entries = map
-                .iter()
-                .map(|(k, v)| annotation(Some(k.clone()), v))
-                .collect();
-        }
-    }
-    a
-}
-
-/// extra_data entries for a JSON blob: one per top-level key of an object (strings raw,
-/// anything else as compact JSON); anything else is one "metadata" entry with the text.
-pub fn json_extra_data(text: &str, out: &mut Vec<ExtraData>) {
-    match serde_json::from_str::<Value>(text) {
-        Ok(Value::Object(map)) => {
-            for (k, v) in map {
-                let value = match v {
-                    Value::String(s) => s,
-                    other => other.to_string(),
-                };
-                out.push(ExtraData {
-                    name: Some(k),
-                    value: Some(value),
-                });
+            for (k, item) in map {
+                a.message(11, |e| annotation(Some(k), item, e));
             }
         }
-        _ => out.push(ExtraData {
-            name: Some("metadata".into()),
-            value: Some(text.to_string()),
-        }),
+        _ => {}
+    }
+}
+
+/// GpuRenderStageEvent.extra_data (field 6) for a JSON object: one entry per key, strings
+/// raw, anything else as compact JSON.
+pub fn extra_data(map: &Map<String, Value>, stage: &mut Wire) {
+    for (k, v) in map {
+        stage.message(6, |e| {
+            e.bytes(1, k.as_bytes());
+            match v {
+                Value::String(s) => e.bytes(2, s.as_bytes()),
+                other => e.bytes(2, other.to_string().as_bytes()),
+            }
+        });
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::proto::{GpuRenderStageEvent, TrackEvent};
     use super::*;
+    use prost::Message;
 
     #[test]
     fn objects_spread_with_sorted_keys_and_typed_leaves() {
-        let mut out = Vec::new();
+        let mut w = Wire::default();
         json_annotations(
             r#"{"b": 1.5, "a": [1, "x"], "c": null, "d": {"z": true}}"#,
-            &mut out,
+            &mut w,
         );
+        let out = TrackEvent::decode(&w.buf[..]).unwrap().debug_annotations;
+        let prost_bytes = TrackEvent {
+            debug_annotations: out.clone(),
+            ..Default::default()
+        }
+        .encode_to_vec();
+        assert_eq!(prost_bytes, w.buf, "fields are in tag order");
         let names: Vec<_> = out.iter().map(|a| a.name.clone().unwrap()).collect();
         assert_eq!(names, ["a", "b", "c", "d"]);
         assert_eq!(out[0].array_values[0].int_value, Some(1));
         assert_eq!(out[0].array_values[1].string_value.as_deref(), Some("x"));
         assert_eq!(out[1].double_value, Some(1.5));
         assert_eq!(out[2].string_value.as_deref(), Some("null"));
+        assert_eq!(out[3].dict_entries[0].name.as_deref(), Some("z"));
         assert_eq!(out[3].dict_entries[0].bool_value, Some(true));
     }
 
     #[test]
+    fn arrays_scalars_and_bad_text_are_one_annotation() {
+        for (text, string, int) in [
+            ("[1, 2]", Some("[1,2]"), None),
+            ("7", None, Some(7)),
+            ("{oops", Some("{oops"), None),
+        ] {
+            let mut w = Wire::default();
+            json_annotations(text, &mut w);
+            let out = TrackEvent::decode(&w.buf[..]).unwrap().debug_annotations;
+            assert_eq!(out.len(), 1, "{text}");
+            assert_eq!(out[0].name.as_deref(), Some("annotation"), "{text}");
+            assert_eq!(out[0].string_value.as_deref(), string, "{text}");
+            assert_eq!(out[0].int_value, int, "{text}");
+        }
+    }
+
+    #[test]
     fn extra_data_keeps_strings_raw_and_dumps_the_rest() {
-        let mut out = Vec::new();
-        json_extra_data(r#"{"s": "x", "n": 2, "o": {"b": 1, "a": 2}}"#, &mut out);
+        let Value::Object(map) =
+            serde_json::from_str(r#"{"s": "x", "n": 2, "o": {"b": 1, "a": 2}}"#).unwrap()
+        else {
+            panic!("an object")
+        };
+        let mut w = Wire::default();
+        extra_data(&map, &mut w);
+        let out = GpuRenderStageEvent::decode(&w.buf[..]).unwrap().extra_data;
         let pairs: Vec<_> = out
             .iter()
             .map(|e| (e.name.clone().unwrap(), e.value.clone().unwrap()))
