@@ -83,6 +83,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "pftrace_api"),
     sql_object!("export", "pftrace_sync"),
     sql_object!("export", "pftrace_overhead"),
+    sql_object!("export", "_pftrace_counter_source"),
     sql_object!("export", "pftrace_counter_sample"),
 ];
 

@@ -334,44 +334,67 @@ pub struct CounterTables {
 }
 
 /// Intern the counter descriptors: one per GPU (iid by first sample, written in gpu order),
-/// each with every spec and the COMPUTE group.
+/// each with every spec and the COMPUTE group. One aggregate over the unnumbered samples
+/// gives both: each (spec, device)'s first sample in the merged order.
 pub async fn prepare_counters(
     ctx: &SessionContext,
     interned: &mut Interned,
 ) -> Result<CounterTables> {
-    let specs = collect(
+    let groups = collect(
         ctx,
-        "SELECT counter_id, name, bool_or(is_compute) AS compute FROM pftrace_counter_sample \
-         GROUP BY counter_id, name ORDER BY counter_id",
+        "SELECT src, spec, name, device_id, min(ord) AS first FROM _pftrace_counter_source \
+         GROUP BY src, spec, name, device_id",
     )
     .await?;
-    for batch in &specs {
-        let (id, name) = (ints(batch, "counter_id")?, texts(batch, "name")?);
-        let compute = super::columns::bools(batch, "compute")?;
-        for (i, compute) in compute.into_iter().enumerate() {
-            let id = int(&id, i) as u32;
+    // (src, spec, name, device, first ord)
+    let mut rows = Vec::new();
+    for batch in &groups {
+        let (src, spec, name) = (
+            ints(batch, "src")?,
+            ints(batch, "spec")?,
+            texts(batch, "name")?,
+        );
+        let (device, first) = (ints(batch, "device_id")?, ints(batch, "first")?);
+        for i in 0..batch.num_rows() {
+            let name = text(&name, i).unwrap_or_default().to_string();
+            rows.push((
+                int(&src, i),
+                int(&spec, i),
+                name,
+                int(&device, i),
+                int(&first, i),
+            ));
+        }
+    }
+    rows.sort_unstable();
+    // Counter ids number the (src, spec) pairs in order; one spec per name of a pair.
+    let mut counter_id = -1i64;
+    for (i, (src, spec, name, _, _)) in rows.iter().enumerate() {
+        let previous = i.checked_sub(1).map(|p| &rows[p]);
+        if previous.is_none_or(|p| (p.0, p.1) != (*src, *spec)) {
+            counter_id += 1;
+        }
+        if previous.is_none_or(|p| (p.0, p.1, &p.2) != (*src, *spec, name)) {
             interned
                 .counter_specs
-                .push((id, text(&name, i).unwrap_or_default().to_string()));
-            if compute {
-                interned.compute_group.push(id);
+                .push((counter_id as u32, name.clone()));
+            if *src == 2 {
+                interned.compute_group.push(counter_id as u32);
             }
         }
     }
-    let gpus = collect(
-        ctx,
-        "SELECT device_id, min(pos) AS first FROM pftrace_counter_sample GROUP BY device_id \
-         ORDER BY first",
-    )
-    .await?;
-    let mut iid_of_gpu = HashMap::new();
-    for batch in &gpus {
-        let dev = ints(batch, "device_id")?;
-        for i in 0..batch.num_rows() {
-            let iid = iid_of_gpu.len() as u64 + 1;
-            iid_of_gpu.insert(int(&dev, i), iid);
-        }
+    // Each GPU's first sample in the merged order (src, spec, ord) numbers its descriptor.
+    let mut first_of_gpu: HashMap<i64, (i64, i64, i64)> = HashMap::new();
+    for (src, spec, _, device, first) in &rows {
+        let at = (*src, *spec, *first);
+        first_of_gpu
+            .entry(*device)
+            .and_modify(|f| *f = (*f).min(at))
+            .or_insert(at);
     }
+    let mut by_first: Vec<_> = first_of_gpu.into_iter().map(|(g, f)| (f, g)).collect();
+    by_first.sort_unstable();
+    let iid_of_gpu: HashMap<i64, u64> = (1..).zip(by_first).map(|(iid, (_, g))| (g, iid)).collect();
     let mut descriptors: Vec<_> = iid_of_gpu.iter().map(|(g, iid)| (*g, *iid)).collect();
     descriptors.sort_unstable();
     interned.counter_descriptors = descriptors
