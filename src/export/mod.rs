@@ -166,8 +166,8 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     .await?;
     release_cpu_events(&ctx, &config.filter).await?;
     let cpu = CpuSegments {
-        leading: cpu_segment(&doc, &cpu_rows, true, &sink)?,
-        other: cpu_segment(&doc, &cpu_rows, false, &sink)?,
+        leading: cpu_segment(&doc, &cpu_events_of(&cpu_rows, true), &sink)?,
+        other: cpu_segments(&doc, &cpu_events_of(&cpu_rows, false), &sink)?,
     };
     drop(cpu_rows);
     let trace_name = config
@@ -218,8 +218,8 @@ pub(crate) async fn release_cpu_events(ctx: &SessionContext, filter: &RowFilter)
 struct CpuSegments {
     /// its leading metadata events
     leading: Segment,
-    /// its other events
-    other: Segment,
+    /// its other events, in stretches encoded side by side
+    other: Vec<Segment>,
 }
 
 /// The document's events, in segments in document order: the CPU trace's leading metadata,
@@ -257,7 +257,7 @@ async fn encode_document(
     let mut jobs: Vec<Job<'_>> = Vec::new();
     jobs.push(Box::pin(std::future::ready(Ok(vec![
         (0, vec![cpu.leading]),
-        (cpu_other_slot, vec![cpu.other]),
+        (cpu_other_slot, cpu.other),
     ]))));
     jobs.push(Box::pin(async move {
         let mut done = Vec::new();
@@ -283,16 +283,14 @@ async fn encode_document(
     Ok(segments)
 }
 
-/// The CPU trace's leading metadata events (`leading`) or its other events, copied as
-/// written; `cpu_rows` are chrome_cpu_event's (event_index, leading, span_ts, span_dur) in
-/// trace order.
-fn cpu_segment(
-    doc: &TraceDoc<'_>,
-    cpu_rows: &[RecordBatch],
-    leading: bool,
-    sink: &SegmentSink,
-) -> Result<Segment> {
-    let mut writer = sink.writer()?;
+/// A CPU-trace event to copy: its place in `traceEvents`, and the (start, duration) the
+/// profiler span covers, if any.
+type CpuEvent = (i64, Option<(f64, f64)>);
+
+/// The CPU trace's leading metadata events (`leading`) or its other events, in trace order;
+/// `cpu_rows` are chrome_cpu_event's (event_index, leading, span_ts, span_dur) in that order.
+fn cpu_events_of(cpu_rows: &[RecordBatch], leading: bool) -> Vec<CpuEvent> {
+    let mut events = Vec::new();
     for batch in cpu_rows {
         let index = batch.column(0).as_primitive::<Int64Type>();
         let flags = batch.column(1).as_boolean();
@@ -300,14 +298,62 @@ fn cpu_segment(
         let span_dur = batch.column(3).as_primitive::<Float64Type>();
         for row in 0..batch.num_rows() {
             if flags.value(row) == leading {
-                writer.write_raw(doc.event(index.value(row))?)?;
-                if span_ts.is_valid(row) {
-                    writer.cover(span_ts.value(row), span_dur.value(row));
-                }
+                let span = span_ts
+                    .is_valid(row)
+                    .then(|| (span_ts.value(row), span_dur.value(row)));
+                events.push((index.value(row), span));
             }
         }
     }
+    events
+}
+
+/// `events` copied as written into one stretch.
+fn cpu_segment(doc: &TraceDoc<'_>, events: &[CpuEvent], sink: &SegmentSink) -> Result<Segment> {
+    let mut writer = sink.writer()?;
+    for (index, span) in events {
+        writer.write_raw(doc.event(*index)?)?;
+        if let Some((ts, dur)) = span {
+            writer.cover(*ts, *dur);
+        }
+    }
     sink.finish(writer)
+}
+
+/// `events` copied as written into one stretch per core, of about equal bytes, encoded
+/// (and gzipped) side by side: the CPU trace's events are hundreds of MB on a large window,
+/// and nothing else runs while they are copied.
+fn cpu_segments(
+    doc: &TraceDoc<'_>,
+    events: &[CpuEvent],
+    sink: &SegmentSink,
+) -> Result<Vec<Segment>> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut sizes = Vec::with_capacity(events.len());
+    for (index, _) in events {
+        sizes.push(doc.event(*index)?.len());
+    }
+    let share = sizes.iter().sum::<usize>() / cores + 1;
+    let mut stretches = Vec::new();
+    let (mut start, mut bytes) = (0, 0);
+    for (i, size) in sizes.iter().enumerate() {
+        bytes += size;
+        if bytes >= share {
+            stretches.push(&events[start..=i]);
+            (start, bytes) = (i + 1, 0);
+        }
+    }
+    stretches.push(&events[start..]);
+    std::thread::scope(|scope| {
+        let encoding: Vec<_> = stretches
+            .into_iter()
+            .map(|stretch| scope.spawn(move || cpu_segment(doc, stretch, sink)))
+            .collect();
+        encoding
+            .into_iter()
+            .map(|e| e.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    })
 }
 
 /// Register what the export plans read besides the catalog (`chrome_base`, the

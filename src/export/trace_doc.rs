@@ -18,7 +18,8 @@ pub type Members<'s> = Vec<(&'s str, &'s str)>;
 
 /// A parsed CPU trace, borrowing the decompressed bytes.
 pub struct TraceDoc<'a> {
-    members: Vec<(String, &'a RawValue)>,
+    /// (key, JSON text); None for `traceEvents`, whose events are `events`
+    members: Vec<(String, Option<&'a RawValue>)>,
     events: Vec<&'a RawValue>,
     /// The trace base the window's times are measured from, ns.
     pub base_ns: i64,
@@ -34,19 +35,14 @@ impl<'a> TraceDoc<'a> {
             reason,
         };
         let mut de = serde_json::Deserializer::from_slice(bytes);
-        let members = (&mut de)
+        let (members, events) = (&mut de)
             .deserialize_map(MembersVisitor)
             .map_err(|e| bad(e.to_string()))?;
-        let events = match members.iter().find(|(k, _)| k == "traceEvents") {
-            Some((_, raw)) => {
-                serde_json::from_str::<Vec<&RawValue>>(raw.get()).map_err(|e| bad(e.to_string()))?
-            }
-            None => Vec::new(),
-        };
         let base = members
             .iter()
             .find(|(k, _)| k == "baseTimeNanoseconds")
-            .map(|(_, raw)| {
+            .and_then(|(_, raw)| *raw)
+            .map(|raw| {
                 parse_base(raw.get()).ok_or_else(|| {
                     bad(format!(
                         "baseTimeNanoseconds {} is not an integer",
@@ -84,7 +80,7 @@ impl<'a> TraceDoc<'a> {
             .iter()
             .rev()
             .find(|(k, _)| k == key)
-            .map(|(_, raw)| raw.get())
+            .and_then(|(_, raw)| raw.map(RawValue::get))
     }
 
     /// The members before and after `traceEvents` (key, JSON text), with `traceName` set to
@@ -98,10 +94,10 @@ impl<'a> TraceDoc<'a> {
         let mut tail = Vec::new();
         let mut seen_events = false;
         for (key, raw) in &self.members {
-            if key == "traceEvents" {
+            let Some(raw) = raw else {
                 seen_events = true;
                 continue;
-            }
+            };
             let value = if key == "traceName" {
                 trace_name_json
             } else {
@@ -124,25 +120,36 @@ impl<'a> TraceDoc<'a> {
     }
 }
 
+/// The top-level members in one pass: `traceEvents` is split into its events as it is read
+/// (its member holds None).
 struct MembersVisitor;
 
+type MembersAndEvents<'de> = (Vec<(String, Option<&'de RawValue>)>, Vec<&'de RawValue>);
+
 impl<'de> Visitor<'de> for MembersVisitor {
-    type Value = Vec<(String, &'de RawValue)>;
+    type Value = MembersAndEvents<'de>;
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         f.write_str("a JSON object")
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut out: Vec<(String, &'de RawValue)> = Vec::new();
-        while let Some((key, value)) = map.next_entry::<String, &'de RawValue>()? {
+        let mut out: Vec<(String, Option<&'de RawValue>)> = Vec::new();
+        let mut events = Vec::new();
+        while let Some(key) = map.next_key::<String>()? {
+            let value = if key == "traceEvents" {
+                events = map.next_value::<Vec<&'de RawValue>>()?;
+                None
+            } else {
+                Some(map.next_value::<&'de RawValue>()?)
+            };
             // A repeated key keeps its first place and its last value (a Python dict).
             match out.iter_mut().find(|(k, _)| *k == key) {
                 Some(slot) => slot.1 = value,
                 None => out.push((key, value)),
             }
         }
-        Ok(out)
+        Ok((out, events))
     }
 }
 

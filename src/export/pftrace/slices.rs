@@ -120,11 +120,9 @@ pub(super) async fn api_slices<'a>(
     names: &mut Names,
     interned: &mut Interned,
 ) -> Result<(Vec<Vec<SliceRow<'a>>>, Option<i64>)> {
-    let mut stream = ctx
-        .sql("SELECT * FROM pftrace_api ORDER BY pos")
-        .await?
-        .execute_stream()
-        .await?;
+    const QUERY: &str = "SELECT * FROM pftrace_api ORDER BY pos";
+    crate::profile::explain("pftrace_api", async || Ok(ctx.sql(QUERY).await?)).await?;
+    let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
     // runtime, driver: rows, (pid, tid) pairs, driver names not interned yet
     let mut rows: [Vec<SliceRow>; 2] = [Vec::new(), Vec::new()];
     let mut pairs: [Vec<(i64, i64)>; 2] = [Vec::new(), Vec::new()];
