@@ -111,30 +111,34 @@ fn intern(iids: &mut HashMap<String, u64>, text: &str, table: &mut Vec<String>) 
 }
 
 /// The runtime calls' slices, then the driver calls', each group in `pos` order (empty
-/// groups left out), and the process of the first call. The plan's batches are read as
-/// they come; the driver group's names are interned after the runtime group's, as the
-/// reference registers them.
+/// groups left out), and the process of the first call. The plan's rows are read as they
+/// come, unsorted (a sort would hold every call's row at once), and put in `pos` order
+/// here; names are then interned in that order, the runtime group's before the driver
+/// group's, as the reference registers them.
 pub(super) async fn api_slices<'a>(
     ctx: &SessionContext,
     tracks: &mut Tracks,
     names: &mut Names,
     interned: &mut Interned,
 ) -> Result<(Vec<Vec<SliceRow<'a>>>, Option<i64>)> {
-    const QUERY: &str = "SELECT * FROM pftrace_api ORDER BY pos";
+    const QUERY: &str = "SELECT * FROM pftrace_api";
     crate::profile::explain("pftrace_api", async || Ok(ctx.sql(QUERY).await?)).await?;
     let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
-    // runtime, driver: rows, (pid, tid) pairs, driver names not interned yet
+    // runtime, driver: rows (name_iid: an index into `call_names` until interned), their
+    // positions, (pid, tid) pairs
     let mut rows: [Vec<SliceRow>; 2] = [Vec::new(), Vec::new()];
+    let mut positions: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut pairs: [Vec<(i64, i64)>; 2] = [Vec::new(), Vec::new()];
-    let mut first_pid: [Option<i64>; 2] = [None, None];
-    let mut driver_names: Vec<String> = Vec::new();
-    let mut driver_name_of_row: Vec<usize> = Vec::new();
-    let mut driver_name_index: HashMap<String, usize> = HashMap::new();
-    let mut runtime_category = None;
+    let mut call_names: Vec<String> = Vec::new();
+    let mut call_name_index: HashMap<String, u64> = HashMap::new();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
-        let (cats, call_names) = (texts(&batch, "cat")?, texts(&batch, "name")?);
-        let (pid, tid) = (ints(&batch, "process_id")?, ints(&batch, "tid")?);
+        let (cats, names_in) = (texts(&batch, "cat")?, texts(&batch, "name")?);
+        let (pos, pid, tid) = (
+            ints(&batch, "pos")?,
+            ints(&batch, "process_id")?,
+            ints(&batch, "tid")?,
+        );
         let (start, end) = (ints(&batch, "start_ns")?, ints(&batch, "end_ns")?);
         let (cbid, corr) = (ints(&batch, "cbid")?, ints(&batch, "correlation_id")?);
         let links = id_lists(&batch, "gpu_correlation")?;
@@ -145,32 +149,20 @@ pub(super) async fn api_slices<'a>(
                 _ => continue,
             };
             link.sort_unstable();
-            first_pid[group].get_or_insert(int(&pid, i));
+            positions[group].push(int(&pos, i));
             pairs[group].push((int(&pid, i), int(&tid, i)));
-            let name = text(&call_names, i).unwrap_or_default();
-            let (name_iid, category_iid) = match group {
-                0 => {
-                    let category = *runtime_category.get_or_insert_with(|| {
-                        names.category("cuda_runtime", &mut interned.categories)
-                    });
-                    (names.event(name, &mut interned.event_names), category)
-                }
-                _ => {
-                    let next = driver_names.len();
-                    let index = *driver_name_index.entry(name.to_string()).or_insert(next);
-                    if index == next {
-                        driver_names.push(name.to_string());
-                    }
-                    driver_name_of_row.push(index);
-                    (0, 0)
-                }
-            };
+            let name = text(&names_in, i).unwrap_or_default();
+            let next = call_names.len() as u64;
+            let name_index = *call_name_index.entry(name.to_string()).or_insert(next);
+            if name_index == next {
+                call_names.push(name.to_string());
+            }
             rows[group].push(SliceRow {
                 ts: int(&start, i),
                 end: int(&end, i),
                 uuid: 0,
-                name_iid,
-                category_iid,
+                name_iid: name_index,
+                category_iid: 0,
                 annotations: Annotations::Api {
                     cbid: int(&cbid, i),
                     correlation: int(&corr, i),
@@ -180,18 +172,28 @@ pub(super) async fn api_slices<'a>(
             });
         }
     }
-    let [runtime, mut driver] = rows;
-    if !driver.is_empty() {
-        let category = names.category("cuda_driver", &mut interned.categories);
-        for (row, index) in driver.iter_mut().zip(driver_name_of_row) {
-            row.name_iid = names.event(&driver_names[index], &mut interned.event_names);
-            row.category_iid = category;
-        }
-    }
     let mut groups = Vec::new();
-    for (mut rows, pairs) in [runtime, driver].into_iter().zip(pairs) {
+    let mut first_pid = None;
+    let mut iid_of_name: Vec<Option<u64>> = vec![None; call_names.len()];
+    for ((mut rows, positions), (mut pairs, category)) in rows
+        .into_iter()
+        .zip(positions)
+        .zip(pairs.into_iter().zip(["cuda_runtime", "cuda_driver"]))
+    {
         if rows.is_empty() {
             continue;
+        }
+        let order = order_of(&positions);
+        drop(positions);
+        permute(&mut rows, order.clone());
+        permute(&mut pairs, order);
+        first_pid = first_pid.or(Some(pairs[0].0));
+        let category = names.category(category, &mut interned.categories);
+        for row in &mut rows {
+            let index = row.name_iid as usize;
+            row.name_iid = *iid_of_name[index]
+                .get_or_insert_with(|| names.event(&call_names[index], &mut interned.event_names));
+            row.category_iid = category;
         }
         let uuids = tracks.threads_packed(&pairs, "process {}", "thread {}");
         for (row, uuid) in rows.iter_mut().zip(uuids) {
@@ -199,7 +201,32 @@ pub(super) async fn api_slices<'a>(
         }
         groups.push(rows);
     }
-    Ok((groups, first_pid[0].or(first_pid[1])))
+    Ok((groups, first_pid))
+}
+
+/// The indices of `keys` in ascending key order.
+fn order_of(keys: &[i64]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..keys.len()).collect();
+    order.sort_unstable_by_key(|i| keys[*i]);
+    order
+}
+
+/// Reorder `items` in place so that item k becomes the old item `order[k]` (a permutation).
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) {
+    const DONE: usize = usize::MAX;
+    for start in 0..items.len() {
+        // Walk the cycle through `start`, pulling each position's item into place.
+        let mut at = start;
+        while order[at] != DONE {
+            let from = order[at];
+            order[at] = DONE;
+            if from == start {
+                break;
+            }
+            items.swap(at, from);
+            at = from;
+        }
+    }
 }
 
 /// The overhead slices, on the Overhead track, in file order; None when there are none.
@@ -381,5 +408,21 @@ pub(super) fn nest_track_slices(groups: &mut [Vec<SliceRow>], stream_tracks: &Ha
             }
         }
         stack.push((g, r));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_put_in_key_order_in_place() {
+        let keys = [40, 10, 30, 20, 50, 0];
+        let mut items = vec!["d", "a", "c", "b", "e", "z"];
+        permute(&mut items, order_of(&keys));
+        assert_eq!(items, ["z", "a", "b", "c", "d", "e"]);
+        let mut none: Vec<u8> = Vec::new();
+        permute(&mut none, order_of(&[]));
+        assert!(none.is_empty());
     }
 }
