@@ -1,6 +1,8 @@
 //! Column access for the pftrace plans' batches: any integer or text type, by name.
 
-use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{
+    Array, AsArray, Int64Array, RecordBatch, StringArray, StringViewArray,
+};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Int64Type};
 
@@ -20,10 +22,19 @@ pub fn ints(batch: &RecordBatch, name: &str) -> Result<Int64Array> {
     Ok(c.as_primitive::<Int64Type>().clone())
 }
 
-/// Column `name` as Utf8.
-pub fn texts(batch: &RecordBatch, name: &str) -> Result<StringArray> {
-    let c = cast(column(batch, name)?, &DataType::Utf8)?;
-    Ok(c.as_string::<i32>().clone())
+/// A text column, read where it is (string views, the plans' usual text, are not copied).
+pub enum Texts {
+    Plain(StringArray),
+    Views(StringViewArray),
+}
+
+/// Column `name` as text.
+pub fn texts(batch: &RecordBatch, name: &str) -> Result<Texts> {
+    let c = column(batch, name)?;
+    Ok(match c.data_type() {
+        DataType::Utf8View => Texts::Views(c.as_string_view().clone()),
+        _ => Texts::Plain(cast(c, &DataType::Utf8)?.as_string::<i32>().clone()),
+    })
 }
 
 /// Column `name` as booleans.
@@ -95,6 +106,9 @@ pub fn int(a: &Int64Array, i: usize) -> i64 {
     }
 }
 
-pub fn text(a: &StringArray, i: usize) -> Option<&str> {
-    (!a.is_null(i)).then(|| a.value(i))
+pub fn text(a: &Texts, i: usize) -> Option<&str> {
+    match a {
+        Texts::Plain(a) => (!a.is_null(i)).then(|| a.value(i)),
+        Texts::Views(a) => (!a.is_null(i)).then(|| a.value(i)),
+    }
 }

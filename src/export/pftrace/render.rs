@@ -35,8 +35,9 @@ const ARG_NAMES: &[&str] = &["registers_per_thread", "shared_mem_dynamic", "thre
 /// What the render rows need from interning.
 pub struct RenderTables {
     present: bool,
-    /// name -> (event name iid, compute kernel iid)
-    names: HashMap<String, (u64, u64)>,
+    /// name -> (event name iid, compute kernel iid); kernel names are long, and looked up
+    /// once per render stage: a fast hash
+    names: HashMap<String, (u64, u64), foldhash::fast::RandomState>,
 }
 
 /// Intern the render stages' tables: stage and lane specs, the graphics context, compute
@@ -76,7 +77,7 @@ pub async fn prepare(
         .await?;
     let mut tables = RenderTables {
         present: !lane_rows.is_empty(),
-        names: HashMap::new(),
+        names: HashMap::default(),
     };
     if !tables.present {
         return Ok(tables);
@@ -277,23 +278,25 @@ pub async fn write_render(
         );
         let host_fn_addr = c("host_fn_addr")?;
         let waits = ordered_id_lists(&batch, "waits")?;
+        let mut numeric = Vec::with_capacity(3 + skip.len());
         for (i, waits) in waits.iter().enumerate() {
             let (name_iid, kernel_iid) = text(&names, i)
                 .and_then(|n| tables.names.get(n))
                 .copied()
                 .unwrap_or((0, 0));
-            let d: Vec<i64> = dims.iter().map(|a| int(a, i)).collect();
+            let d: [i64; 6] = std::array::from_fn(|k| int(&dims[k], i));
             let launch = (d[0] > 0).then_some(([d[0], d[1], d[2]], [d[3], d[4], d[5]]));
             let args = [
                 (1, int(&regs, i)),
                 (2, int(&shared, i)),
                 (3, d[3] * d[4] * d[5]),
             ];
-            let mut numeric = vec![
+            numeric.clear();
+            numeric.extend([
                 ("device id", int(&device, i)),
                 ("context id", int(&context, i)),
                 ("stream id", int(&stream_id, i)),
-            ];
+            ]);
             numeric.extend(
                 skip.iter()
                     .map(|(k, a)| (*k, int(a, i)))
