@@ -25,8 +25,8 @@ SELECT
         AND k.logical_lane <> k.stream_id THEN k.logical_lane ELSE k.stream_id END AS "args.stream",
   k.correlation_id AS "args.correlation",
   -- launch geometry as [x, y, z]
-  concat('[', k.grid_x, ',', k.grid_y, ',', k.grid_z, ']') AS "args.grid::json",
-  concat('[', k.block_x, ',', k.block_y, ',', k.block_z, ']') AS "args.block::json",
+  chrome_dim3(k.grid_x, k.grid_y, k.grid_z) AS "args.grid::json",
+  chrome_dim3(k.block_x, k.block_y, k.block_z) AS "args.block::json",
   k.registers_per_thread AS "args.registers per thread",
   -- static + dynamic shared memory, bytes
   k.static_shared_memory + k.dynamic_shared_memory AS "args.shared memory",

@@ -1,5 +1,6 @@
 //! Scalar functions the `sql/export/` plans call where SQL has no word for the reference's
-//! Python: `chrome_tid` (its `_export_tid`), `chrome_hex` (`hex()`), and
+//! Python: `chrome_tid` (its `_export_tid`), `chrome_hex` (`hex()`), `chrome_dim3` (a
+//! launch's grid or block as the JSON list the reference writes), and
 //! `chrome_annotation_args` / `chrome_metadata_args` (`_annotation_to_args`: a JSON object is
 //! spread into args, a list becomes `annotation` as Python's `json.dumps` text, anything
 //! else becomes `annotation` itself). The last two return the members to splice into args
@@ -12,7 +13,8 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, StringBuilder};
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, StringArray, StringBuilder};
+use datafusion::arrow::buffer::{Buffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
@@ -51,6 +53,13 @@ pub fn export_udfs() -> Vec<ScalarUDF> {
             Volatility::Immutable,
             Arc::new(|args: &[ColumnarValue]| map_text(args, text_members)),
         ),
+        create_udf(
+            "chrome_dim3",
+            vec![DataType::Int64; 3],
+            DataType::Utf8,
+            Volatility::Immutable,
+            Arc::new(chrome_dim3),
+        ),
         hw_queue_udf(HashMap::new()),
     ]
 }
@@ -85,6 +94,38 @@ fn chrome_tid(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
     let arrays = ColumnarValue::values_to_arrays(args)?;
     let input = arrays[0].as_primitive::<Int64Type>();
     let out: Int64Array = input.unary(|t| if t == i64::MIN { 0 } else { t.abs() });
+    Ok(ColumnarValue::Array(Arc::new(out)))
+}
+
+/// `chrome_dim3(x, y, z)`: the JSON list `[x,y,z]` (a NULL leaves its place empty, as
+/// `concat` would); written straight into the array's buffer, once per kernel.
+fn chrome_dim3(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
+    let arrays = ColumnarValue::values_to_arrays(args)?;
+    let dims: Vec<_> = arrays
+        .iter()
+        .map(|a| a.as_primitive::<Int64Type>())
+        .collect();
+    let rows = arrays.first().map_or(0, |a| a.len());
+    let mut text = Vec::with_capacity(rows * 12);
+    let mut offsets = Vec::with_capacity(rows + 1);
+    offsets.push(0i32);
+    for row in 0..rows {
+        for (k, dim) in dims.iter().enumerate() {
+            text.push(if k == 0 { b'[' } else { b',' });
+            if dim.is_valid(row) {
+                crate::sink::json_text::write_int(&mut text, dim.value(row));
+            }
+        }
+        text.push(b']');
+        let end = i32::try_from(text.len())
+            .map_err(|_| DataFusionError::Execution("chrome_dim3: batch too large".into()))?;
+        offsets.push(end);
+    }
+    let out = StringArray::try_new(
+        OffsetBuffer::new(offsets.into()),
+        Buffer::from_vec(text),
+        None,
+    )?;
     Ok(ColumnarValue::Array(Arc::new(out)))
 }
 
@@ -262,6 +303,21 @@ mod tests {
             .collect()
             .await;
         assert!(unknown.unwrap_err().to_string().contains("lane Some(8)"));
+    }
+
+    #[test]
+    fn dim3_is_the_json_list_concat_wrote() {
+        let column = |v: Vec<Option<i64>>| ColumnarValue::Array(Arc::new(Int64Array::from(v)));
+        let out = chrome_dim3(&[
+            column(vec![Some(128), Some(-1), None]),
+            column(vec![Some(1), Some(0), Some(2)]),
+            column(vec![Some(1), Some(i64::MAX), Some(3)]),
+        ])
+        .unwrap()
+        .to_array(3)
+        .unwrap();
+        let out: Vec<_> = out.as_string::<i32>().iter().flatten().collect();
+        assert_eq!(out, ["[128,1,1]", "[-1,0,9223372036854775807]", "[,2,3]"]);
     }
 
     #[test]
