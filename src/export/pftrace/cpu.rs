@@ -1,7 +1,9 @@
 //! The Kineto CPU trace as the .pftrace export reads it: `M` names for the tracks, and the
 //! `X` events drawn as CPU slices (all but the categories the window itself supplies).
 
-use serde::Deserialize;
+use std::borrow::Cow;
+
+use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
@@ -25,28 +27,59 @@ const NON_CPU_CATS: &[&str] = &[
     "graph_host_node",
 ];
 
+/// An event's members as JSON text (a `null` is kept, as Some("null")), read without
+/// building values: most are plain strings and numbers.
 #[derive(Deserialize)]
 struct Event<'a> {
-    #[serde(default)]
-    ph: Option<Value>,
-    #[serde(default)]
-    cat: Option<Value>,
-    #[serde(default)]
-    name: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    ph: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    cat: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    name: Option<&'a RawValue>,
     #[serde(default)]
     pid: Option<Value>,
     #[serde(default)]
     tid: Option<Value>,
-    #[serde(default)]
-    ts: Option<Value>,
-    #[serde(default)]
-    dur: Option<Value>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    ts: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    dur: Option<&'a RawValue>,
     #[serde(borrow, default)]
     args: Option<&'a RawValue>,
 }
 
-fn as_f64(v: Option<&Value>) -> f64 {
-    v.and_then(Value::as_f64).unwrap_or(0.0)
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The value of a JSON string, borrowed when it has no escapes; None for any other value.
+fn json_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    text.starts_with('"')
+        .then(|| serde_json::from_str::<Cow<str>>(text).ok())
+        .flatten()
+}
+
+/// Python's `str()` of a JSON value.
+fn py_text(raw: &RawValue) -> Cow<'_, str> {
+    json_str(raw).unwrap_or_else(|| {
+        Cow::Owned(py_str(
+            serde_json::from_str::<Value>(raw.get()).ok().as_ref(),
+        ))
+    })
+}
+
+/// A JSON number as f64; 0.0 for anything else.
+fn as_f64(raw: Option<&RawValue>) -> f64 {
+    raw.and_then(|r| r.get().parse().ok()).unwrap_or(0.0)
+}
+
+/// Whether `args` is an object with members. The text is valid JSON (the event parsed), so
+/// an object with anything but whitespace after its `{` but `}` has a member.
+fn has_members(args: &str) -> bool {
+    args.strip_prefix('{')
+        .is_some_and(|rest| !rest.trim_start().starts_with('}'))
 }
 
 /// Read the track names of the `M` events into `tracks`, then register and return the CPU
@@ -76,8 +109,8 @@ pub(super) fn cpu_slices<'a>(
         let Ok(e) = serde_json::from_str::<Event>(text) else {
             continue;
         };
-        match e.ph.as_ref().and_then(Value::as_str) {
-            Some("M") => match e.name.as_ref().and_then(Value::as_str) {
+        match e.ph.and_then(json_str).as_deref() {
+            Some("M") => match e.name.and_then(json_str).as_deref() {
                 Some("process_name") => {
                     let pid = Id::from_json(e.pid.as_ref());
                     tracks.process_names.insert(pid, name_arg(e.args));
@@ -89,21 +122,16 @@ pub(super) fn cpu_slices<'a>(
                 _ => {}
             },
             Some("X") => {
-                if let Some(cat) = e.cat.as_ref().and_then(Value::as_str) {
-                    if NON_CPU_CATS.contains(&cat) {
-                        continue;
-                    }
+                let cat = e.cat.map_or(Cow::Borrowed(""), py_text);
+                // Only a JSON string can be one of these names.
+                if NON_CPU_CATS.contains(&cat.as_ref()) {
+                    continue;
                 }
-                let ts = base_ns + (as_f64(e.ts.as_ref()) * 1000.0).round_ties_even() as i64;
-                let end = ts + (as_f64(e.dur.as_ref()) * 1000.0).round_ties_even() as i64;
+                let ts = base_ns + (as_f64(e.ts) * 1000.0).round_ties_even() as i64;
+                let end = ts + (as_f64(e.dur) * 1000.0).round_ties_even() as i64;
                 threads.push((Id::from_json(e.pid.as_ref()), Id::from_json(e.tid.as_ref())));
-                let args = e.args.map(RawValue::get).filter(|a| {
-                    a.starts_with('{')
-                        && serde_json::from_str::<Value>(a)
-                            .is_ok_and(|v| v.as_object().is_some_and(|m| !m.is_empty()))
-                });
-                let name = e.name.as_ref().map_or(String::new(), |v| py_str(Some(v)));
-                let cat = e.cat.as_ref().map_or(String::new(), |v| py_str(Some(v)));
+                let args = e.args.map(RawValue::get).filter(|a| has_members(a));
+                let name = e.name.map_or(Cow::Borrowed(""), py_text);
                 out.push(SliceRow {
                     ts,
                     end,
@@ -125,4 +153,43 @@ pub(super) fn cpu_slices<'a>(
         slice.uuid = tracks.thread(pid, tid, "", "");
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(text: &str) -> &RawValue {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn values_read_as_python_shows_them() {
+        assert_eq!(py_text(raw(r#""aten::mm""#)), "aten::mm");
+        assert_eq!(py_text(raw(r#""a\"b""#)), "a\"b");
+        assert_eq!(py_text(raw("null")), "None");
+        assert_eq!(py_text(raw("true")), "True");
+        assert_eq!(py_text(raw("12")), "12");
+        assert_eq!(json_str(raw("12")), None);
+        assert_eq!(as_f64(Some(raw("1.5e3"))), 1500.0);
+        assert_eq!(as_f64(Some(raw(r#""7""#))), 0.0);
+        assert_eq!(as_f64(None), 0.0);
+    }
+
+    #[test]
+    fn only_objects_with_members_are_args() {
+        assert!(has_members(r#"{"a": 1}"#));
+        assert!(has_members(r#"{ "a": {}}"#));
+        assert!(!has_members("{}"));
+        assert!(!has_members("{ \n }"));
+        assert!(!has_members("[1]"));
+        assert!(!has_members("\"x\""));
+    }
+
+    #[test]
+    fn a_null_member_is_kept_and_a_missing_one_is_none() {
+        let e: Event = serde_json::from_str(r#"{"ph": "X", "name": null}"#).unwrap();
+        assert_eq!(e.name.map(RawValue::get), Some("null"));
+        assert!(e.cat.is_none() && e.ts.is_none());
+    }
 }

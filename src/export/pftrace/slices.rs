@@ -83,11 +83,14 @@ impl Annotations {
     }
 }
 
+/// A map keyed by text, looked up once per slice: a fast hash.
+type TextMap = HashMap<String, u64, foldhash::fast::RandomState>;
+
 /// Interning of event names and categories (iids from 1, in first-use order).
 #[derive(Default)]
 pub(super) struct Names {
-    events: HashMap<String, u64>,
-    categories: HashMap<String, u64>,
+    events: TextMap,
+    categories: TextMap,
 }
 
 impl Names {
@@ -100,7 +103,7 @@ impl Names {
     }
 }
 
-fn intern(iids: &mut HashMap<String, u64>, text: &str, table: &mut Vec<String>) -> u64 {
+fn intern(iids: &mut TextMap, text: &str, table: &mut Vec<String>) -> u64 {
     if let Some(iid) = iids.get(text) {
         return *iid;
     }
@@ -130,7 +133,7 @@ pub(super) async fn api_slices<'a>(
     let mut positions: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut pairs: [Vec<(i64, i64)>; 2] = [Vec::new(), Vec::new()];
     let mut call_names: Vec<String> = Vec::new();
-    let mut call_name_index: HashMap<String, u64> = HashMap::new();
+    let mut call_name_index = TextMap::default();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (cats, names_in) = (texts(&batch, "cat")?, texts(&batch, "name")?);
