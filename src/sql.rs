@@ -72,6 +72,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "chrome_cuda_sync"),
     sql_object!("export", "chrome_gpu_user_annotation"),
     sql_object!("export", "_gpu_counter_sample"),
+    sql_object!("export", "_gpu_sm_clock"),
     sql_object!("export", "chrome_counter"),
     sql_object!("export", "chrome_cycle_counter"),
     sql_object!("export", "chrome_counter_process"),

@@ -24,13 +24,7 @@ FROM (
   SELECT 2, 0, k.ord, 'Cycles (Current Kernel)', k.device_id, k.start_ns,
     (CAST(greatest(k.end_ns - k.start_ns, 0) AS DOUBLE) / 1000000000.0) * c.clock_hz
   FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM kernel) k
-  JOIN (
-    SELECT device_id,
-      median(CAST(data & CAST(4294967295 AS BIGINT UNSIGNED) AS DOUBLE)) * 1000000.0 AS clock_hz
-    FROM environment
-    WHERE environment_kind = 1
-    GROUP BY device_id
-  ) c ON c.device_id = k.device_id
+  JOIN _gpu_sm_clock c ON c.device_id = k.device_id
   CROSS JOIN (SELECT count(*) AS n FROM _chrome_active_device) ad
   LEFT JOIN _chrome_active_device a ON a.device_id = k.device_id
   WHERE c.clock_hz > 0 AND (ad.n = 0 OR a.device_id IS NOT NULL)

@@ -343,7 +343,9 @@ fn cpu_segments(
             (start, bytes) = (i + 1, 0);
         }
     }
-    stretches.push(&events[start..]);
+    if start < events.len() || stretches.is_empty() {
+        stretches.push(&events[start..]);
+    }
     std::thread::scope(|scope| {
         let encoding: Vec<_> = stretches
             .into_iter()

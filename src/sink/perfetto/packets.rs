@@ -1,9 +1,12 @@
-//! Packet builders: the content of one packet in, a [`TracePacket`] out, with the fields the
-//! reference sets (spec §2), zeros included.
+//! Packet builders: the content of one packet in, with the fields the reference sets (spec
+//! §2), zeros included. The packets written once (clock, tracks, interned data) come out as
+//! [`TracePacket`] structs; the ones written millions of times (slices, render stages,
+//! counter samples) are written straight onto the wire, in the bytes prost would write for
+//! those structs (the tests decode them with prost and encode them again).
 
-use super::proto::*;
 use serde_json::{Map, Value};
 
+use super::proto::*;
 use super::spread::{extra_data, json_annotations};
 use super::wire::Wire;
 use super::SEQUENCE_ID;
