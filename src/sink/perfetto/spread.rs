@@ -3,6 +3,10 @@
 //! parses with a map-backed JSON library; serde_json's map is a BTreeMap, the same byte
 //! order).
 
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::wire::Wire;
@@ -12,6 +16,13 @@ use super::wire::Wire;
 /// one "annotation" holding its compact JSON, a scalar one typed "annotation", unparsable
 /// text the text itself.
 pub fn json_annotations(text: &str, event: &mut Wire) {
+    // Most blobs are objects with plain keys: read borrowed, each member's value as text.
+    if let Ok(members) = serde_json::from_str::<BTreeMap<&str, &RawValue>>(text) {
+        for (k, v) in &members {
+            event.message(4, |a| member_annotation(k, v, a));
+        }
+        return;
+    }
     match serde_json::from_str::<Value>(text) {
         Ok(Value::Object(map)) => {
             for (k, v) in &map {
@@ -22,6 +33,23 @@ pub fn json_annotations(text: &str, event: &mut Wire) {
         Ok(v) => event.message(4, |a| annotation(Some("annotation"), &v, a)),
         Err(_) => string_annotation(event, text),
     }
+}
+
+/// A DebugAnnotation's body for an object member given as JSON text: a plain string is
+/// written as it stands, anything else decoded first.
+fn member_annotation(name: &str, raw: &RawValue, a: &mut Wire) {
+    let text = raw.get();
+    if let Some(Ok(s)) = text
+        .starts_with('"')
+        .then(|| serde_json::from_str::<Cow<str>>(text))
+    {
+        a.bytes(6, s.as_bytes());
+        a.bytes(10, name.as_bytes());
+        return;
+    }
+    // The text is valid JSON: it was read as one value.
+    let value = serde_json::from_str::<Value>(text).unwrap_or(Value::Null);
+    annotation(Some(name), &value, a);
 }
 
 fn string_annotation(event: &mut Wire, text: &str) {
@@ -109,6 +137,25 @@ mod tests {
         assert_eq!(out[2].string_value.as_deref(), Some("null"));
         assert_eq!(out[3].dict_entries[0].name.as_deref(), Some("z"));
         assert_eq!(out[3].dict_entries[0].bool_value, Some(true));
+    }
+
+    #[test]
+    fn the_last_of_a_repeated_key_wins_and_escaped_keys_spread_too() {
+        for text in [
+            r#"{"b": "x", "a": 1, "b": "y"}"#,
+            r#"{"b": "x", "a": 1, "b": "y", "c\"q": [2]}"#,
+        ] {
+            let mut w = Wire::default();
+            json_annotations(text, &mut w);
+            let out = TrackEvent::decode(&w.buf[..]).unwrap().debug_annotations;
+            let names: Vec<_> = out.iter().map(|a| a.name.clone().unwrap()).collect();
+            assert_eq!(&names[..2], ["a", "b"], "{text}");
+            assert_eq!(out[1].string_value.as_deref(), Some("y"), "{text}");
+            if names.len() == 3 {
+                assert_eq!(names[2], "c\"q");
+                assert_eq!(out[2].array_values[0].int_value, Some(2));
+            }
+        }
     }
 
     #[test]
