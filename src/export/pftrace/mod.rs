@@ -170,9 +170,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
 /// after it over the held rows.
 async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
     const ROWS: &str = "_pftrace_render_row";
-    let df = ctx
-        .sql(&format!("SELECT * FROM {ROWS} ORDER BY event_id"))
-        .await?;
+    let query = format!("SELECT * FROM {ROWS} ORDER BY event_id");
+    crate::profile::explain(ROWS, async || Ok(ctx.sql(&query).await?)).await?;
+    let df = ctx.sql(&query).await?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
     let table = MemTable::try_new(schema, vec![batches])?
