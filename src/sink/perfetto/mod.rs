@@ -143,3 +143,86 @@ impl Drop for PftraceWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+
+    /// A sink shared with the test, failing once `limit` bytes are written.
+    #[derive(Clone)]
+    struct Shared {
+        bytes: Arc<Mutex<Vec<u8>>>,
+        limit: usize,
+    }
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            let mut bytes = self.bytes.lock().unwrap();
+            if bytes.len() + buf.len() > self.limit {
+                return Err(std::io::Error::other("disk full"));
+            }
+            bytes.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn write_packets(w: &mut PftraceWriter, n: u64) -> std::io::Result<()> {
+        for i in 0..n {
+            w.packet(|p| slice_end(p, i as i64, 1 + i % 7))?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn packets_cross_chunks_and_come_back_whole_from_the_gzip_thread() {
+        let out = Shared {
+            bytes: Arc::default(),
+            limit: usize::MAX,
+        };
+        let mut w = PftraceWriter::try_new(out.clone(), 1).unwrap();
+        // ~15 bytes a record: several chunks.
+        write_packets(&mut w, 300_000).unwrap();
+        let (packets, raw) = (w.packets(), w.uncompressed_bytes());
+        w.finish().unwrap();
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&out.bytes.lock().unwrap()[..])
+            .read_to_end(&mut text)
+            .unwrap();
+        assert!(raw as usize > 2 * CHUNK);
+        assert_eq!((packets, text.len()), (300_000, raw as usize));
+        let trace = proto_trace(&text);
+        assert_eq!(trace.len(), 300_000);
+        assert_eq!(trace[299_999].timestamp, Some(299_999));
+    }
+
+    #[test]
+    fn a_failed_write_on_the_gzip_thread_is_the_writers_error() {
+        let out = Shared {
+            bytes: Arc::default(),
+            limit: 1000,
+        };
+        let mut w = PftraceWriter::try_new(out, 0).unwrap();
+        let written = write_packets(&mut w, 300_000);
+        let finished = match written {
+            Ok(()) => w.finish(),
+            Err(e) => Err(e),
+        };
+        assert_eq!(finished.unwrap_err().to_string(), "disk full");
+    }
+
+    /// The packets of a `Trace`, decoded by prost.
+    fn proto_trace(bytes: &[u8]) -> Vec<proto::TracePacket> {
+        #[derive(Clone, PartialEq, prost::Message)]
+        struct Trace {
+            #[prost(message, repeated, tag = "1")]
+            packet: Vec<proto::TracePacket>,
+        }
+        Trace::decode(bytes).unwrap().packet
+    }
+}
