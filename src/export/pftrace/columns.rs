@@ -44,26 +44,6 @@ pub fn bools(batch: &RecordBatch, name: &str) -> Result<Vec<bool>> {
     Ok((0..b.len()).map(|i| b.is_valid(i) && b.value(i)).collect())
 }
 
-/// Column `name`, a list of integers, as one Vec per row (NULL: empty).
-pub fn id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {
-    let c = column(batch, name)?;
-    let list = cast(c, &DataType::new_list(DataType::Int64, true))?;
-    let list = list.as_list::<i32>();
-    Ok((0..list.len())
-        .map(|i| {
-            if list.is_null(i) {
-                return Vec::new();
-            }
-            let v = list.value(i);
-            v.as_primitive::<Int64Type>()
-                .iter()
-                .flatten()
-                .map(|x| x as u64)
-                .collect()
-        })
-        .collect())
-}
-
 /// Column `name`, a list of `{ordinal, event_id}` structs, as each row's event ids in
 /// ordinal order (NULL: empty).
 pub fn ordered_id_lists(batch: &RecordBatch, name: &str) -> Result<Vec<Vec<u64>>> {

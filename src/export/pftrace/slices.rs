@@ -12,7 +12,7 @@ use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 
 use super::collect;
-use super::columns::{self, id_lists, int, ints, text, texts};
+use super::columns::{self, int, ints, text, texts};
 use super::tracks::{Id, Tracks};
 use crate::sink::perfetto::{Interned, Slice};
 use crate::Result;
@@ -144,14 +144,18 @@ pub(super) async fn api_slices<'a>(
         );
         let (start, end) = (ints(&batch, "start_ns")?, ints(&batch, "end_ns")?);
         let (cbid, corr) = (ints(&batch, "cbid")?, ints(&batch, "correlation_id")?);
-        let links = id_lists(&batch, "gpu_correlation")?;
-        for (i, mut link) in links.into_iter().enumerate() {
+        let links = ints(&batch, "gpu_correlation")?;
+        for i in 0..batch.num_rows() {
             let group = match text(&cats, i) {
                 Some("cuda_runtime") => 0,
                 Some("cuda_driver") => 1,
                 _ => continue,
             };
-            link.sort_unstable();
+            // Event ids start at 1: 0 is a NULL, no render stage.
+            let link = match int(&links, i) {
+                0 => Vec::new(),
+                id => vec![id as u64],
+            };
             positions[group].push(int(&pos, i));
             pairs[group].push((int(&pid, i), int(&tid, i)));
             let name = text(&names_in, i).unwrap_or_default();
@@ -187,9 +191,12 @@ pub(super) async fn api_slices<'a>(
             continue;
         }
         let order = order_of(&positions);
-        drop(positions);
         permute(&mut rows, order.clone());
-        permute(&mut pairs, order);
+        permute(&mut pairs, order.clone());
+        let mut positions = positions;
+        permute(&mut positions, order);
+        merge_calls(&mut rows, &mut pairs, &positions);
+        drop(positions);
         first_pid = first_pid.or(Some(pairs[0].0));
         let category = names.category(category, &mut interned.categories);
         for row in &mut rows {
@@ -205,6 +212,27 @@ pub(super) async fn api_slices<'a>(
         groups.push(rows);
     }
     Ok((groups, first_pid))
+}
+
+/// Merge each call's rows (adjacent, with equal `positions`: one per render stage its
+/// correlation launched) into its first, which takes every row's links, in ascending order.
+fn merge_calls(rows: &mut Vec<SliceRow>, pairs: &mut Vec<(i64, i64)>, positions: &[i64]) {
+    let mut kept = 0;
+    for i in 0..rows.len() {
+        if i > 0 && positions[i] == positions[i - 1] {
+            let links = std::mem::take(&mut rows[i].gpu_correlation);
+            rows[kept - 1].gpu_correlation.extend(links);
+        } else {
+            rows.swap(kept, i);
+            pairs.swap(kept, i);
+            kept += 1;
+        }
+    }
+    rows.truncate(kept);
+    pairs.truncate(kept);
+    for row in rows {
+        row.gpu_correlation.sort_unstable();
+    }
 }
 
 /// The indices of `keys` in ascending key order.
@@ -427,5 +455,42 @@ mod tests {
         let mut none: Vec<u8> = Vec::new();
         permute(&mut none, order_of(&[]));
         assert!(none.is_empty());
+    }
+
+    fn call(ts: i64, links: &[u64]) -> SliceRow<'static> {
+        SliceRow {
+            ts,
+            end: ts + 1,
+            uuid: 0,
+            name_iid: 0,
+            category_iid: 0,
+            annotations: Annotations::None,
+            json: None,
+            gpu_correlation: links.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_calls_rows_merge_into_one_with_all_its_links_in_order() {
+        let mut rows = vec![
+            call(1, &[]),
+            call(2, &[9]),
+            call(2, &[4]),
+            call(2, &[]),
+            call(3, &[5]),
+            call(4, &[8]),
+            call(4, &[6]),
+        ];
+        let mut pairs: Vec<(i64, i64)> = (0..7).map(|i| (i, i)).collect();
+        merge_calls(&mut rows, &mut pairs, &[10, 20, 20, 20, 30, 40, 40]);
+        let merged: Vec<_> = rows
+            .iter()
+            .map(|r| (r.ts, r.gpu_correlation.clone()))
+            .collect();
+        assert_eq!(
+            merged,
+            [(1, vec![]), (2, vec![4, 9]), (3, vec![5]), (4, vec![6, 8])]
+        );
+        assert_eq!(pairs, [(0, 0), (1, 1), (4, 4), (5, 5)]);
     }
 }
