@@ -127,8 +127,8 @@ pub(super) async fn api_slices<'a>(
     const QUERY: &str = "SELECT * FROM pftrace_api";
     crate::profile::explain("pftrace_api", async || Ok(ctx.sql(QUERY).await?)).await?;
     let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
-    // runtime, driver: rows (name_iid: an index into `call_names` until interned), their
-    // positions, (pid, tid) pairs
+    // runtime, driver: rows (name_iid: the name's number in `call_names`, from 1, until
+    // interned), their positions, (pid, tid) pairs
     let mut rows: [Vec<SliceRow>; 2] = [Vec::new(), Vec::new()];
     let mut positions: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut pairs: [Vec<(i64, i64)>; 2] = [Vec::new(), Vec::new()];
@@ -159,16 +159,12 @@ pub(super) async fn api_slices<'a>(
             positions[group].push(int(&pos, i));
             pairs[group].push((int(&pid, i), int(&tid, i)));
             let name = text(&names_in, i).unwrap_or_default();
-            let next = call_names.len() as u64;
-            let name_index = *call_name_index.entry(name.to_string()).or_insert(next);
-            if name_index == next {
-                call_names.push(name.to_string());
-            }
+            let name_number = intern(&mut call_name_index, name, &mut call_names);
             rows[group].push(SliceRow {
                 ts: int(&start, i),
                 end: int(&end, i),
                 uuid: 0,
-                name_iid: name_index,
+                name_iid: name_number,
                 category_iid: 0,
                 annotations: Annotations::Api {
                     cbid: int(&cbid, i),
@@ -182,7 +178,7 @@ pub(super) async fn api_slices<'a>(
     let mut groups = Vec::new();
     let mut first_pid = None;
     let mut iid_of_name: Vec<Option<u64>> = vec![None; call_names.len()];
-    for ((mut rows, positions), (mut pairs, category)) in rows
+    for ((mut rows, mut positions), (mut pairs, category)) in rows
         .into_iter()
         .zip(positions)
         .zip(pairs.into_iter().zip(["cuda_runtime", "cuda_driver"]))
@@ -192,15 +188,13 @@ pub(super) async fn api_slices<'a>(
         }
         let order = order_of(&positions);
         permute(&mut rows, order.clone());
-        permute(&mut pairs, order.clone());
-        let mut positions = positions;
-        permute(&mut positions, order);
+        permute(&mut pairs, order);
+        positions.sort_unstable();
         merge_calls(&mut rows, &mut pairs, &positions);
-        drop(positions);
         first_pid = first_pid.or(Some(pairs[0].0));
         let category = names.category(category, &mut interned.categories);
         for row in &mut rows {
-            let index = row.name_iid as usize;
+            let index = row.name_iid as usize - 1;
             row.name_iid = *iid_of_name[index]
                 .get_or_insert_with(|| names.event(&call_names[index], &mut interned.event_names));
             row.category_iid = category;
