@@ -78,6 +78,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "chrome_counter_process"),
     sql_object!("export", "chrome_trace_span"),
     sql_object!("export", "_pftrace_render_row"),
+    sql_object!("export", "_pftrace_render_extra"),
     sql_object!("export", "pftrace_render"),
     sql_object!("export", "pftrace_lane"),
     sql_object!("export", "_pftrace_launch_link"),

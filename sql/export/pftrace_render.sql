@@ -3,17 +3,20 @@
 -- (gpu, lane) partition: each op ends no later than the next op's start on its lane;
 -- Annotation rows keep their full extent, as the depth-0 parent), the hardware-queue lane
 -- (pftrace_lane's iid: 100 + rank of the lane number among all lanes, as the reference ranks
--- them: by lane number alone, across GPUs), and the graph dependencies it waits on: its graph_deps
+-- them: by lane number alone, across GPUs), the graph dependencies it waits on: its graph_deps
 -- predecessors (in list order) that ran in the same replay (correlation id; a node's later
 -- row wins), as (list ordinal, event id) pairs the encoder puts in list order (an ordered
--- array_agg was most of this plan's time).
+-- array_agg was most of this plan's time). The columns only written out come from
+-- _pftrace_render_extra, merge-joined on (stage_iid, ord) by the writer.
 -- The window runs over narrow rows (ids, times, lanes) joined back by event id: sorting the
--- wide rows for it held every GPU op several times over (GBs at 10 M events). The joins
--- build on their narrow side and stream the held rows in event_id order.
+-- held rows for it would hold them twice. The hash joins build on their narrow side and
+-- stream the held rows in event_id order, which is also (stage_iid, ord) order.
 CREATE OR REPLACE VIEW pftrace_render AS
 SELECT
   r.event_id,
   r.stage_iid,
+  -- place within the stage: (stage_iid, ord) is event_id order
+  r.ord,
   -- start, unix ns
   r.ts,
   -- clamped duration, ns
@@ -27,22 +30,11 @@ SELECT
   -- what this op waits on, {ordinal, event_id} in no order (NULL: none)
   w.waits,
   r.name,
-  r.grid_x, r.grid_y, r.grid_z, r.block_x, r.block_y, r.block_z,
-  r.registers_per_thread,
-  r.dynamic_shared_memory,
   -- numeric extra_data sources ("stream id" is the raw CUDA stream, not the lane)
-  r.context_id,
   r.stream_id,
   r.correlation_id,
-  r.priority, r.queued, r.channel, r.channel_type, r.graph_id,
   -- "graph node id": the lower 32 bits
-  r.graph_node_id & 4294967295 AS graph_node_id_low,
-  r.bytes, r.value, r.memory_kind,
-  -- spread sources
-  r.annotation,
-  r.metadata,
-  r.host_fn,
-  r.host_fn_addr
+  r.graph_node_id & 4294967295 AS graph_node_id_low
 FROM (
   SELECT event_id,
     LEAD(ts) OVER (PARTITION BY stage_iid = 4, device_id, lane & 4294967295

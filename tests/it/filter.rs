@@ -295,3 +295,34 @@ fn a_bad_predicate_or_script_is_one_line_exit_1_and_no_file() {
         assert!(!output.exists());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_script_that_reorders_gpu_ops_stops_the_pftrace_export_without_a_file() {
+    // The .pftrace export reads the GPU-op tables twice (the held render rows, then the
+    // columns only written out) and matches the reads by place: a view that shuffles its
+    // rows must fail it, not pair one kernel's launch geometry with another's.
+    let dir = tempfile::tempdir().unwrap();
+    let window = synth_window(dir.path());
+    let script = dir.path().join("shuffle.sql");
+    std::fs::write(
+        &script,
+        "CREATE OR REPLACE VIEW kernel AS \
+         SELECT * FROM kernel ORDER BY random() LIMIT 1000000000;",
+    )
+    .unwrap();
+    let output = dir.path().join("out.pftrace");
+    let err = export_pftrace(&PftraceConfig {
+        window,
+        output: output.clone(),
+        compression_level: 1,
+        filter: RowFilter {
+            predicate: None,
+            script: Some(script),
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("another order"), "{err}");
+    assert!(!output.exists());
+}

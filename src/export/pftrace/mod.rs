@@ -6,8 +6,9 @@
 //! descriptors, interned data, track-event slices group by group (CPU, runtime, driver,
 //! overhead, sync, sync waits: each group's BEGINs, then its ENDs), render stages, counters.
 //! The slices are held (their tracks, names and the sync nesting repair need them all), and
-//! so are the render-stage rows (`_pftrace_render_row`, read by seven plans); render stages
-//! and counters stream from their plans.
+//! so are the render stages' narrow rows (`_pftrace_render_row`: ids, times, lanes, read by
+//! seven plans); render stages (joined with their other columns, read again) and counters
+//! stream from their plans.
 
 mod columns;
 mod cpu;
@@ -166,8 +167,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
 
 /// The render-stage rows every later plan reads (lanes, kernel names, launch links, the
 /// stages and their waits: seven scans), and whose numbering sorts every GPU op: evaluate
-/// `_pftrace_render_row` once, hold it in event_id order, and re-create the plans registered
-/// after it over the held rows.
+/// `_pftrace_render_row` once, hold it in event_id order (which is also (stage_iid, ord)
+/// order), and re-create the plans registered after it over the held rows.
 async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
     const ROWS: &str = "_pftrace_render_row";
     let query = format!("SELECT * FROM {ROWS} ORDER BY event_id");
@@ -175,8 +176,13 @@ async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
     let df = ctx.sql(&query).await?;
     let schema = Arc::new(df.schema().as_arrow().clone());
     let batches = df.collect().await?;
-    let table = MemTable::try_new(schema, vec![batches])?
-        .with_sort_order(vec![vec![col("event_id").sort(true, false)]]);
+    let table = MemTable::try_new(schema, vec![batches])?.with_sort_order(vec![
+        vec![col("event_id").sort(true, false)],
+        vec![
+            col("stage_iid").sort(true, false),
+            col("ord").sort(true, false),
+        ],
+    ]);
     ctx.deregister_table(ROWS)?;
     ctx.register_table(ROWS, Arc::new(table))?;
     let later = EXPORT.iter().skip_while(|o| o.name != ROWS).skip(1);

@@ -3,8 +3,16 @@
 //! extras; both stream from their plans into the sink.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use datafusion::arrow::array::Array;
+use datafusion::arrow::array::{Array, RecordBatch};
+use datafusion::arrow::compute::SortOptions;
+use datafusion::common::NullEquality;
+use datafusion::logical_expr::JoinType;
+use datafusion::physical_expr::expressions::Column;
+use datafusion::physical_expr::PhysicalExprRef;
+use datafusion::physical_plan::joins::SortMergeJoinExec;
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -219,6 +227,57 @@ fn spread_members(
     (!merged.is_empty()).then_some(merged)
 }
 
+/// pftrace_render's rows with their `_pftrace_render_extra` columns, in event_id order: a
+/// merge join of the two on (stage_iid, ord), both already in that order. The SQL planner
+/// would build a hash table on the wide side (every render stage's extras held) or sort
+/// the joined rows, as it cannot see that the extras' stages, each in file order, come in
+/// the same order as the narrow rows; so the join is DataFusion's sort-merge join, put
+/// over the two planned sides here. The start time is a key too: a row without its extras
+/// (a table that gave its rows in another order the second time) fails the export in
+/// [`check_extras`] rather than being written without them.
+async fn render_with_extras(ctx: &SessionContext) -> Result<(SendableRecordBatchStream, usize)> {
+    const KEYS: [&str; 3] = ["stage_iid", "ord", "ts"];
+    let side = async |view: &str| -> Result<Arc<dyn ExecutionPlan>> {
+        let sql = format!("SELECT * FROM {view} ORDER BY stage_iid, ord");
+        Ok(ctx.sql(&sql).await?.create_physical_plan().await?)
+    };
+    let (narrow, extra) = (
+        side("pftrace_render").await?,
+        side("_pftrace_render_extra").await?,
+    );
+    let key = |plan: &Arc<dyn ExecutionPlan>, name: &str| -> Result<PhysicalExprRef> {
+        Ok(Arc::new(Column::new_with_schema(name, &plan.schema())?))
+    };
+    let on = KEYS
+        .iter()
+        .map(|k| Ok((key(&narrow, k)?, key(&extra, k)?)))
+        .collect::<Result<Vec<_>>>()?;
+    let narrow_width = narrow.schema().fields().len();
+    let join = SortMergeJoinExec::try_new(
+        narrow,
+        extra,
+        on,
+        None,
+        JoinType::Left,
+        vec![SortOptions::new(false, false); KEYS.len()],
+        NullEquality::NullEqualsNothing,
+    )?;
+    Ok((join.execute(0, ctx.task_ctx())?, narrow_width))
+}
+
+/// Fail on a joined render row without its extras (see [`render_with_extras`]): the
+/// extras' first column, their stage, is NULL there.
+fn check_extras(batch: &RecordBatch, narrow_width: usize) -> Result<()> {
+    if batch.column(narrow_width).null_count() > 0 {
+        return Err(Error::Internal(
+            "a GPU-op table gave its rows in another order when read again for the render \
+             stages' columns (does a --sql view reorder its rows?)"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
 /// Stream pftrace_render into `w`, one GpuRenderStageEvent per row.
 pub async fn write_render(
     ctx: &SessionContext,
@@ -230,13 +289,17 @@ pub async fn write_render(
         return Ok(());
     }
     let constant: Vec<(&str, &str)> = extras.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    const QUERY: &str = "SELECT * FROM pftrace_render ORDER BY event_id";
     // Hash joins built on one side (the narrow one) keep the order of the other side (the
     // held render rows, in event_id order), so the ORDER BY sorts nothing.
     ctx.sql("SET datafusion.optimizer.repartition_joins = false")
         .await?;
-    crate::profile::explain("pftrace_render", async || Ok(ctx.sql(QUERY).await?)).await?;
-    let mut stream = ctx.sql(QUERY).await?.execute_stream().await?;
+    crate::profile::explain("pftrace_render", async || {
+        Ok(ctx
+            .sql("SELECT * FROM pftrace_render ORDER BY stage_iid, ord")
+            .await?)
+    })
+    .await?;
+    let (mut stream, narrow_width) = render_with_extras(ctx).await?;
     const SKIP_ZERO: &[(&str, &str)] = &[
         ("correlation", "correlation_id"),
         ("priority", "priority"),
@@ -251,6 +314,7 @@ pub async fn write_render(
     ];
     while let Some(batch) = stream.next().await {
         let batch = batch?;
+        check_extras(&batch, narrow_width)?;
         let c = |n: &str| ints(&batch, n);
         let (event_id, stage, ts, dur) = (c("event_id")?, c("stage_iid")?, c("ts")?, c("dur")?);
         let (device, hw, context, stream_id) = (
