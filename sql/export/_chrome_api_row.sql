@@ -28,7 +28,16 @@ SELECT
   COALESCE(ct.tid, tr.resource_id, a.thread_id_i32) AS tid,
   -- whether the call starts a launch flow (`s` event)
   a.requires_flow
+-- the call's linked thread: built on the narrow side (one row per linked correlation), so
+-- the calls stream through in their order rather than being held as the join's table
 FROM (
+  -- the last linked row of each correlation, found by its place rather than by sorting
+  SELECT l.correlation_id, l.pid, l.tid
+  FROM linked l
+  JOIN (SELECT correlation_id, max(ord) AS ord FROM linked GROUP BY correlation_id) m
+    ON m.ord = l.ord
+) ct
+RIGHT JOIN (
   SELECT *,
     CASE WHEN kind_rank = 0
       THEN name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
@@ -66,13 +75,7 @@ FROM (
                                     'cuMemExportToShareableHandle',
                                     'cuMemImportFromShareableHandle'))
 ) a
-LEFT JOIN (
-  -- the last linked row of each correlation, found by its place rather than by sorting
-  SELECT l.correlation_id, l.pid, l.tid
-  FROM linked l
-  JOIN (SELECT correlation_id, max(ord) AS ord FROM linked GROUP BY correlation_id) m
-    ON m.ord = l.ord
-) ct ON ct.correlation_id = a.correlation_id AND ct.pid = a.process_id
+  ON ct.correlation_id = a.correlation_id AND ct.pid = a.process_id
 LEFT JOIN (
   SELECT process_id, thread_id, resource_id FROM (
     SELECT process_id, thread_id, resource_id,

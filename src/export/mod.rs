@@ -370,6 +370,12 @@ pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i6
         .await?;
     ctx.sql("SET datafusion.optimizer.enable_round_robin_repartition = false")
         .await?;
+    // Joins build their hash table on the side estimated smaller. The export's filters keep
+    // most rows (API calls not on the blocklist, ops with a graph node, ...), so the default
+    // guess that a filter keeps 20% made filtered wide inputs (the API calls) look small and
+    // be held whole as the table.
+    ctx.sql("SET datafusion.optimizer.default_filter_selectivity = 100")
+        .await?;
     for udf in udf::export_udfs() {
         ctx.register_udf(udf);
     }
