@@ -5,7 +5,8 @@
 //! atomically, packets in the reference's order (spec §2): clock snapshot, track
 //! descriptors, interned data, track-event slices group by group (CPU, runtime, driver,
 //! overhead, sync, sync waits: each group's BEGINs, then its ENDs), render stages, counters.
-//! The slices are held (their tracks, names and the sync nesting repair need them all), and
+//! The slices are held (their tracks, names and the sync nesting repair need them all; the
+//! CPU slices, the first group, as their encoded packets, so the CPU trace goes early), and
 //! so are the render stages' narrow rows (`_pftrace_render_row`: ids, times, lanes, read by
 //! seven plans); render stages (joined with their other columns, read again) and counters
 //! stream from their plans.
@@ -28,7 +29,7 @@ use self::tracks::{Id, Tracks};
 use super::{register_export, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::perfetto::{self, Interned, PftraceWriter};
+use crate::sink::perfetto::{self, Interned, PacketBuffer, PftraceWriter};
 use crate::sql::EXPORT;
 use crate::Result;
 
@@ -98,10 +99,17 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut names = slices::Names::default();
     let mut interned = Interned::default();
     let mut groups: Vec<Vec<SliceRow>> = Vec::new();
+    // The CPU slices are the first group written, and their names are interned as they are
+    // made: their packets are encoded now, so that the CPU trace's text they borrow their
+    // args from (hundreds of MB on a large window) goes before the other groups are made.
+    let mut cpu_packets = PacketBuffer::default();
     let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks, &mut names, &mut interned);
-    if !cpu.is_empty() {
-        groups.push(cpu);
-    }
+    slices::write_group(&mut cpu_packets, &cpu, &interned).map_err(|e| Error::io(&cpu_path, e))?;
+    drop(cpu);
+    let device_properties = doc.member("deviceProperties").map(str::to_string);
+    drop(doc);
+    drop(trace_text);
+    shared_rows::return_free_memory();
     profile.mark("cpu slices");
     let (api, api_pid) = slices::api_slices(&ctx, &mut tracks, &mut names, &mut interned).await?;
     groups.extend(api);
@@ -126,7 +134,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     profile.mark("intern render (pftrace_lane, names)");
     let counters = render::prepare_counters(&ctx, &mut interned).await?;
     profile.mark("intern counters");
-    let extras = render::constant_extras(config, &doc, &ctx, &tracks, api_pid).await?;
+    let extras =
+        render::constant_extras(config, device_properties.as_deref(), &ctx, &tracks, api_pid)
+            .await?;
     profile.mark("extras");
 
     // Write.
@@ -143,14 +153,11 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         if !interned.is_empty() {
             w.write(&perfetto::interned(&interned)).map_err(io)?;
         }
+        w.append(cpu_packets).map_err(io)?;
         for group in &groups {
             slices::write_group(&mut w, group, &interned).map_err(io)?;
         }
         drop(groups);
-        // The CPU slices borrowed their args from the CPU trace's text: with them written,
-        // the text (hundreds of MB on a large window) goes before the render stages.
-        drop(doc);
-        drop(trace_text);
         profile.mark("write slices");
         render::write_render(&ctx, &render, &extras, &mut w).await?;
         profile.mark("write pftrace_render");

@@ -22,8 +22,9 @@ use super::slices::Names;
 use super::tracks::{Id, Tracks};
 use super::{collect, PftraceConfig};
 use crate::error::Error;
-use crate::export::TraceDoc;
-use crate::sink::perfetto::{self, CounterDescriptor, Interned, PftraceWriter, RenderStage};
+use crate::sink::perfetto::{
+    self, CounterDescriptor, Interned, Packets, PftraceWriter, RenderStage,
+};
 use crate::sql::EXPORT;
 use crate::Result;
 
@@ -130,7 +131,7 @@ pub async fn prepare(
 /// device in the CPU trace's deviceProperties), process id and process name.
 pub async fn constant_extras(
     config: &PftraceConfig,
-    doc: &TraceDoc<'_>,
+    device_properties: Option<&str>,
     ctx: &SessionContext,
     tracks: &Tracks,
     api_pid: Option<i64>,
@@ -150,7 +151,7 @@ pub async fn constant_extras(
                 .map(|b| ints(b, "device_id").map(|c| int(&c, 0)))
                 .transpose()?
                 .unwrap_or(0);
-            device_arch(doc, device)
+            device_properties.and_then(|p| device_arch(p, device))
         }
     };
     if let Some(arch) = arch {
@@ -173,9 +174,9 @@ pub async fn constant_extras(
     Ok(out)
 }
 
-/// `sm_<major><minor>` of `device` from the Kineto trace's `deviceProperties`.
-fn device_arch(doc: &TraceDoc<'_>, device: i64) -> Option<String> {
-    let props: Value = serde_json::from_str(doc.member("deviceProperties")?).ok()?;
+/// `sm_<major><minor>` of `device` from the Kineto trace's `deviceProperties` (JSON text).
+fn device_arch(device_properties: &str, device: i64) -> Option<String> {
+    let props: Value = serde_json::from_str(device_properties).ok()?;
     let dev = props
         .as_array()?
         .iter()

@@ -356,7 +356,7 @@ pub(super) fn sync_slices<'a>(
 /// The packets of `group`: every slice's BEGIN, then every END. A sync slice carries its
 /// kind (its name) as `cuda_sync_kind`.
 pub(super) fn write_group(
-    w: &mut crate::sink::perfetto::PftraceWriter,
+    w: &mut impl crate::sink::perfetto::Packets,
     group: &[SliceRow],
     interned: &Interned,
 ) -> std::io::Result<()> {

@@ -30,6 +30,29 @@ pub const SEQUENCE_ID: u32 = 1;
 /// Encoded packets handed to the compressing thread at a time.
 const CHUNK: usize = 1 << 20;
 
+/// Where `Trace.packet` records go: the file ([`PftraceWriter`]), or a buffer of packets
+/// encoded ahead of their place in the file ([`PacketBuffer`]).
+pub trait Packets {
+    /// Append one packet whose body `body` encodes, as a `Trace.packet` (field 1) record.
+    fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()>;
+}
+
+/// Packets encoded now and written later with [`PftraceWriter::append`]: what they were
+/// made from can go before the packets that must precede them are known.
+#[derive(Default)]
+pub struct PacketBuffer {
+    wire: Wire,
+    packets: u64,
+}
+
+impl Packets for PacketBuffer {
+    fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()> {
+        self.wire.message(1, body);
+        self.packets += 1;
+        Ok(())
+    }
+}
+
 /// A streaming `.pftrace` writer: packets are encoded on the caller's thread and gzipped (at
 /// `level`, 0-9) on a thread of its own, so the two run side by side.
 pub struct PftraceWriter {
@@ -75,14 +98,15 @@ impl PftraceWriter {
         self.packet(|p| packet.encode_raw(&mut p.buf))
     }
 
-    /// Append one packet whose body `body` encodes, as a `Trace.packet` (field 1) record.
-    pub fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()> {
-        let before = self.wire.len();
-        self.wire.message(1, body);
-        self.packets += 1;
-        self.bytes += (self.wire.len() - before) as u64;
-        if self.wire.len() >= CHUNK {
-            self.hand_over()?;
+    /// Write the packets of `buffer`, in their order.
+    pub fn append(&mut self, buffer: PacketBuffer) -> std::io::Result<()> {
+        self.packets += buffer.packets;
+        self.bytes += buffer.wire.len() as u64;
+        for piece in buffer.wire.buf.chunks(CHUNK) {
+            self.wire.buf.extend_from_slice(piece);
+            if self.wire.len() >= CHUNK {
+                self.hand_over()?;
+            }
         }
         Ok(())
     }
@@ -131,6 +155,19 @@ impl PftraceWriter {
             self.hand_over()?;
         }
         self.join()
+    }
+}
+
+impl Packets for PftraceWriter {
+    fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()> {
+        let before = self.wire.len();
+        self.wire.message(1, body);
+        self.packets += 1;
+        self.bytes += (self.wire.len() - before) as u64;
+        if self.wire.len() >= CHUNK {
+            self.hand_over()?;
+        }
+        Ok(())
     }
 }
 
@@ -199,6 +236,49 @@ mod tests {
         let trace = proto_trace(&text);
         assert_eq!(trace.len(), 300_000);
         assert_eq!(trace[299_999].timestamp, Some(299_999));
+    }
+
+    /// Gunzip what `out` holds.
+    fn gunzipped(out: &Shared) -> Vec<u8> {
+        let mut text = Vec::new();
+        flate2::read::GzDecoder::new(&out.bytes.lock().unwrap()[..])
+            .read_to_end(&mut text)
+            .unwrap();
+        text
+    }
+
+    #[test]
+    fn buffered_packets_are_written_as_if_written_in_their_place() {
+        let (direct, later) = (
+            Shared {
+                bytes: Arc::default(),
+                limit: usize::MAX,
+            },
+            Shared {
+                bytes: Arc::default(),
+                limit: usize::MAX,
+            },
+        );
+        let mut w = PftraceWriter::try_new(direct.clone(), 1).unwrap();
+        write_packets(&mut w, 200_000).unwrap();
+        w.packet(|p| slice_end(p, -1, 99)).unwrap();
+        let direct_counts = (w.packets(), w.uncompressed_bytes());
+        w.finish().unwrap();
+
+        // The first 200 000 packets (several chunks) encoded ahead, one written after them.
+        let mut buffer = PacketBuffer::default();
+        for i in 0..200_000u64 {
+            buffer
+                .packet(|p| slice_end(p, i as i64, 1 + i % 7))
+                .unwrap();
+        }
+        let mut w = PftraceWriter::try_new(later.clone(), 1).unwrap();
+        w.append(buffer).unwrap();
+        w.packet(|p| slice_end(p, -1, 99)).unwrap();
+        assert_eq!((w.packets(), w.uncompressed_bytes()), direct_counts);
+        w.finish().unwrap();
+        assert!(direct_counts.1 as usize > 2 * CHUNK);
+        assert!(gunzipped(&later) == gunzipped(&direct));
     }
 
     #[test]
