@@ -36,6 +36,7 @@ enum Command {
 /// Run the command line; never panics on bad input.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    tracesql::export::map_large_allocations();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

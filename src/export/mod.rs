@@ -9,6 +9,7 @@ mod filter;
 mod pftrace;
 mod segments;
 mod shared_rows;
+pub use shared_rows::map_large_allocations;
 mod trace_doc;
 mod udf;
 
