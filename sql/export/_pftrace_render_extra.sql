@@ -4,7 +4,6 @@
 -- sources. One row per render stage, keyed by (stage_iid, ord) as in _pftrace_render_row,
 -- each stage in file order (annotations have none of these: zeros, from the held rows);
 -- its start `ts` checks that the second read met the rows in the same order.
--- These are 32-bit or narrower in CUPTI's records (queued is a timestamp, channel a u32).
 CREATE OR REPLACE VIEW _pftrace_render_extra AS
 SELECT 1 AS stage_iid, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns AS ts,
   context_id,

@@ -104,7 +104,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     // args from (hundreds of MB on a large window) goes before the other groups are made.
     let mut cpu_packets = PacketBuffer::default();
     let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks, &mut names, &mut interned);
-    slices::write_group(&mut cpu_packets, &cpu, &interned).map_err(|e| Error::io(&cpu_path, e))?;
+    slices::write_group(&mut cpu_packets, &cpu, &interned)
+        .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
     let device_properties = doc.member("deviceProperties").map(str::to_string);
     drop(doc);
