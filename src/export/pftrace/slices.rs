@@ -39,14 +39,17 @@ pub(super) enum Annotations {
         cbid: i64,
         correlation: i64,
     },
-    /// a sync; `wait`: the awaited event's id and its record call's correlation id
-    Sync {
-        stream: i64,
-        correlation: i64,
-        device: i64,
-        context: i64,
-        wait: Option<(i64, i64)>,
-    },
+    /// a sync (boxed: syncs are few, and every slice is as large as the largest variant)
+    Sync(Box<SyncNotes>),
+}
+
+/// A sync's annotations; `wait`: the awaited event's id and its record call's correlation id.
+pub(super) struct SyncNotes {
+    stream: i64,
+    correlation: i64,
+    device: i64,
+    context: i64,
+    wait: Option<(i64, i64)>,
 }
 
 impl Annotations {
@@ -58,13 +61,14 @@ impl Annotations {
             Annotations::Api { cbid, correlation } => {
                 out.extend([("cbid", cbid), ("correlation", correlation)]);
             }
-            Annotations::Sync {
-                stream,
-                correlation,
-                device,
-                context,
-                wait,
-            } => {
+            Annotations::Sync(ref notes) => {
+                let SyncNotes {
+                    stream,
+                    correlation,
+                    device,
+                    context,
+                    wait,
+                } = **notes;
                 out.extend([
                     ("stream", stream),
                     ("correlation", correlation),
@@ -328,13 +332,13 @@ pub(super) fn sync_slices<'a>(
                     uuid: 0,
                     name_iid: names.event(name, &mut interned.event_names),
                     category_iid: 0,
-                    annotations: Annotations::Sync {
+                    annotations: Annotations::Sync(Box::new(SyncNotes {
                         stream: int(&stream, i),
                         correlation: int(&corr, i),
                         device: int(&device, i),
                         context: int(&context, i),
                         wait: wait.then(|| (int(&event, i), int(&record, i))),
-                    },
+                    })),
                     json: None,
                     gpu_correlation: Vec::new(),
                 });
@@ -365,7 +369,7 @@ pub(super) fn write_group(
         row.annotations.ints(&mut ints);
         let sync_kind;
         let strs: &[(&str, &str)] = match row.annotations {
-            Annotations::Sync { .. } => {
+            Annotations::Sync(_) => {
                 let name = &interned.event_names[(row.name_iid - 1) as usize];
                 sync_kind = [("cuda_sync_kind", name.as_str())];
                 &sync_kind
