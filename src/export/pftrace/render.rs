@@ -233,14 +233,18 @@ fn spread_members(
 /// would build a hash table on the wide side (every render stage's extras held) or sort
 /// the joined rows, as it cannot see that the extras' stages, each in file order, come in
 /// the same order as the narrow rows; so the join is DataFusion's sort-merge join, put
-/// over the two planned sides here. The start time is a key too: a row without its extras
-/// (a table that gave its rows in another order the second time) fails the export in
-/// [`check_extras`] rather than being written without them.
+/// over the two planned sides here. The start time is a key too (rows in (stage_iid, ord)
+/// order, a unique pair, are in key order with it): a row without its extras (a table that
+/// gave its rows in another order the second time) fails the export in [`check_extras`]
+/// rather than being written without them.
 async fn render_with_extras(ctx: &SessionContext) -> Result<(SendableRecordBatchStream, usize)> {
     const KEYS: [&str; 3] = ["stage_iid", "ord", "ts"];
     let side = async |view: &str| -> Result<Arc<dyn ExecutionPlan>> {
-        let sql = format!("SELECT * FROM {view} ORDER BY stage_iid, ord");
-        Ok(ctx.sql(&sql).await?.create_physical_plan().await?)
+        Ok(ctx
+            .sql(&in_stage_order(view))
+            .await?
+            .create_physical_plan()
+            .await?)
     };
     let (narrow, extra) = (
         side("pftrace_render").await?,
@@ -264,6 +268,11 @@ async fn render_with_extras(ctx: &SessionContext) -> Result<(SendableRecordBatch
         NullEquality::NullEqualsNothing,
     )?;
     Ok((join.execute(0, ctx.task_ctx())?, narrow_width))
+}
+
+/// The rows of `view` in (stage_iid, ord) order, event_id order.
+fn in_stage_order(view: &str) -> String {
+    format!("SELECT * FROM {view} ORDER BY stage_iid, ord")
 }
 
 /// Fail on a joined render row without its extras (see [`render_with_extras`]): the
@@ -295,9 +304,7 @@ pub async fn write_render(
     ctx.sql("SET datafusion.optimizer.repartition_joins = false")
         .await?;
     crate::profile::explain("pftrace_render", async || {
-        Ok(ctx
-            .sql("SELECT * FROM pftrace_render ORDER BY stage_iid, ord")
-            .await?)
+        Ok(ctx.sql(&in_stage_order("pftrace_render")).await?)
     })
     .await?;
     let (mut stream, narrow_width) = render_with_extras(ctx).await?;
