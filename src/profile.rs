@@ -47,6 +47,13 @@ impl Clock {
     }
 }
 
+/// Print `line` under the stages, indented (a detail of the stage that follows).
+pub(crate) fn note(line: &str) {
+    if enabled() {
+        eprintln!("  ({line})");
+    }
+}
+
 fn cpu_seconds() -> f64 {
     let mut t = libc::timespec {
         tv_sec: 0,

@@ -320,7 +320,14 @@ pub async fn write_render(
         ("value", "value"),
         ("memory kind", "memory_kind"),
     ];
-    while let Some(batch) = stream.next().await {
+    // The time spent waiting for the plan's rows, apart from encoding them.
+    let mut waited = std::time::Duration::ZERO;
+    loop {
+        let asked = std::time::Instant::now();
+        let Some(batch) = stream.next().await else {
+            break;
+        };
+        waited += asked.elapsed();
         let batch = batch?;
         check_extras(&batch, narrow_width)?;
         let c = |n: &str| ints(&batch, n);
@@ -400,6 +407,10 @@ pub async fn write_render(
                 .map_err(|e| Error::io("pftrace output", e))?;
         }
     }
+    crate::profile::note(&format!(
+        "pftrace_render: {:.3} s waiting for rows",
+        waited.as_secs_f64()
+    ));
     Ok(())
 }
 

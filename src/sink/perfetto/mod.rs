@@ -43,11 +43,12 @@ pub trait Packets {
 pub struct PacketBuffer {
     wire: Wire,
     packets: u64,
+    wide: bool,
 }
 
 impl Packets for PacketBuffer {
     fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()> {
-        self.wire.message(1, body);
+        record(&mut self.wire, &mut self.wide, body);
         self.packets += 1;
         Ok(())
     }
@@ -63,6 +64,17 @@ pub struct PftraceWriter {
     compressor: Option<JoinHandle<std::io::Result<()>>>,
     packets: u64,
     bytes: u64,
+    wide: bool,
+}
+
+/// Append a `Trace.packet` record whose body `body` encodes. `wide`: whether the last
+/// record's length took two bytes; packets come in runs of one kind, so the next one's
+/// likely does too, and room is kept for it (see [`Wire::message_sized`]).
+fn record(wire: &mut Wire, wide: &mut bool, body: impl FnOnce(&mut Wire)) {
+    let before = wire.len();
+    wire.message_sized(1, if *wide { 2 } else { 1 }, body);
+    // A key byte, the length, the body: 131 bytes or more when the length takes two.
+    *wide = wire.len() - before >= 3 + 0x80;
 }
 
 impl PftraceWriter {
@@ -90,6 +102,7 @@ impl PftraceWriter {
             compressor: Some(compressor),
             packets: 0,
             bytes: 0,
+            wide: false,
         })
     }
 
@@ -161,7 +174,7 @@ impl PftraceWriter {
 impl Packets for PftraceWriter {
     fn packet(&mut self, body: impl FnOnce(&mut Wire)) -> std::io::Result<()> {
         let before = self.wire.len();
-        self.wire.message(1, body);
+        record(&mut self.wire, &mut self.wide, body);
         self.packets += 1;
         self.bytes += (self.wire.len() - before) as u64;
         if self.wire.len() >= CHUNK {

@@ -282,7 +282,8 @@ pub fn render_stage(p: &mut Wire, r: &RenderStage) {
     p.int(8, r.ts);
     p.uint(10, SEQUENCE_ID.into());
     p.uint(13, NEEDS_INCREMENTAL_STATE.into());
-    p.message(53, |g| {
+    // Render stages with their extra_data are usually 128 bytes or longer.
+    p.message_sized(53, 2, |g| {
         g.uint(1, r.event_id);
         g.int(2, r.duration);
         g.uint(5, 1);

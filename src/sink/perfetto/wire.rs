@@ -19,15 +19,17 @@ pub struct Wire {
 
 impl Wire {
     fn varint(&mut self, mut v: u64) {
-        let mut bytes = [0u8; 10];
-        let mut n = 0;
-        while v >= 0x80 {
-            bytes[n] = v as u8 | 0x80;
-            v >>= 7;
-            n += 1;
+        // Most varints (keys, small ids, lengths) are one byte: no copy of a scratch array.
+        if v < 0x80 {
+            self.buf.push(v as u8);
+            return;
         }
-        bytes[n] = v as u8;
-        self.buf.extend_from_slice(&bytes[..=n]);
+        self.buf.reserve(10);
+        while v >= 0x80 {
+            self.buf.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.buf.push(v as u8);
     }
 
     fn key(&mut self, field: u32, wire_type: u32) {
@@ -73,22 +75,36 @@ impl Wire {
 
     /// An embedded message field whose body `body` writes.
     pub fn message(&mut self, field: u32, body: impl FnOnce(&mut Wire)) {
+        self.message_sized(field, 1, body);
+    }
+
+    /// [`Wire::message`] with room for a `room`-byte length kept before the body (1 or 2):
+    /// 2 where bodies are usually 128 bytes or longer, so that the body is moved only when
+    /// its length takes another number of bytes. The bytes are the same either way.
+    pub fn message_sized(&mut self, field: u32, room: usize, body: impl FnOnce(&mut Wire)) {
         self.key(field, LEN);
-        // Room for a one-byte length; a longer one moves the body up once it is known.
         let at = self.buf.len();
-        self.buf.push(0);
+        self.buf.resize(at + room, 0);
         body(self);
-        let len = self.buf.len() - at - 1;
-        if len < 0x80 {
-            self.buf[at] = len as u8;
-            return;
+        let len = self.buf.len() - at - room;
+        let mut head = [0u8; 10];
+        let mut n = 0;
+        let mut v = len;
+        while v >= 0x80 {
+            head[n] = v as u8 | 0x80;
+            v >>= 7;
+            n += 1;
         }
-        let mut head = Wire::default();
-        head.varint(len as u64);
-        let extra = head.buf.len() - 1;
-        self.buf.resize(self.buf.len() + extra, 0);
-        self.buf.copy_within(at + 1..at + 1 + len, at + 1 + extra);
-        self.buf[at..at + head.buf.len()].copy_from_slice(&head.buf);
+        head[n] = v as u8;
+        let need = n + 1;
+        if need != room {
+            if need > room {
+                self.buf.resize(self.buf.len() + need - room, 0);
+            }
+            self.buf.copy_within(at + room..at + room + len, at + need);
+            self.buf.truncate(at + need + len);
+        }
+        self.buf[at..at + need].copy_from_slice(&head[..need]);
     }
 
     pub fn len(&self) -> usize {
@@ -153,6 +169,17 @@ mod tests {
                     m.int(2, i64::from(v as i32));
                 });
                 assert_eq!(w.buf, expected, "len {len}, value {v}");
+                // Room for a two-byte length: the same bytes, whatever the length takes.
+                let mut sized = Wire::default();
+                sized.uint(1, v as u64);
+                sized.int(2, v);
+                sized.double(3, v as f64 / 3.0);
+                sized.bool(4, v < 0);
+                sized.message_sized(3000, 2, |m| {
+                    m.bytes(1, "x".repeat(len).as_bytes());
+                    m.int(2, i64::from(v as i32));
+                });
+                assert_eq!(sized.buf, expected, "len {len}, value {v}, room 2");
             }
         }
     }
