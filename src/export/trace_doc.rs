@@ -74,6 +74,16 @@ impl<'a> TraceDoc<'a> {
         self.events.iter().map(|raw| raw.get())
     }
 
+    /// The events of `traceEvents` in `range` (of indices in trace order), as JSON text.
+    pub fn events_in(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &'a str> + '_ {
+        self.events[range].iter().map(|raw| raw.get())
+    }
+
+    /// How many events `traceEvents` has.
+    pub fn event_count(&self) -> usize {
+        self.events.len()
+    }
+
     /// The top-level member `key`, as JSON text.
     pub fn member(&self, key: &str) -> Option<&'a str> {
         self.members

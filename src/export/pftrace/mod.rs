@@ -29,7 +29,7 @@ use self::tracks::{Id, Tracks};
 use super::{register_export, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::perfetto::{self, Interned, PacketBuffer, PftraceWriter};
+use crate::sink::perfetto::{self, Interned, PftraceWriter};
 use crate::sql::EXPORT;
 use crate::Result;
 
@@ -102,9 +102,8 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     // The CPU slices are the first group written, and their names are interned as they are
     // made: their packets are encoded now, so that the CPU trace's text they borrow their
     // args from (hundreds of MB on a large window) goes before the other groups are made.
-    let mut cpu_packets = PacketBuffer::default();
     let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks, &mut names, &mut interned);
-    slices::write_group(&mut cpu_packets, &cpu, &interned)
+    let cpu_packets = slices::encode_group(&cpu, &interned)
         .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
     let device_properties = doc.member("deviceProperties").map(str::to_string);
@@ -154,7 +153,9 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         if !interned.is_empty() {
             w.write(&perfetto::interned(&interned)).map_err(io)?;
         }
-        w.append(cpu_packets).map_err(io)?;
+        for buffer in cpu_packets {
+            w.append(buffer).map_err(io)?;
+        }
         for group in &groups {
             slices::write_group(&mut w, group, &interned).map_err(io)?;
         }

@@ -14,7 +14,7 @@ use futures::StreamExt;
 use super::collect;
 use super::columns::{self, int, ints, text, texts};
 use super::tracks::{Id, Tracks};
-use crate::sink::perfetto::{Interned, Slice};
+use crate::sink::perfetto::{Interned, PacketBuffer, Packets, Slice};
 use crate::Result;
 
 /// One track-event slice.
@@ -360,7 +360,47 @@ pub(super) fn sync_slices<'a>(
 /// The packets of `group`: every slice's BEGIN, then every END. A sync slice carries its
 /// kind (its name) as `cuda_sync_kind`.
 pub(super) fn write_group(
-    w: &mut impl crate::sink::perfetto::Packets,
+    w: &mut impl Packets,
+    group: &[SliceRow],
+    interned: &Interned,
+) -> std::io::Result<()> {
+    write_begins(w, group, interned)?;
+    write_ends(w, group)
+}
+
+/// [`write_group`] of a group given in stretches (the slices of all, in order), into
+/// buffers that hold the group's packets in their order. The stretches' BEGIN packets are
+/// encoded side by side: a CPU slice's args are JSON read again to be spread, millions of
+/// them on a large trace.
+pub(super) fn encode_group(
+    stretches: &[Vec<SliceRow>],
+    interned: &Interned,
+) -> std::io::Result<Vec<PacketBuffer>> {
+    let mut buffers = std::thread::scope(|scope| {
+        let encoding: Vec<_> = stretches
+            .iter()
+            .map(|rows| {
+                scope.spawn(move || {
+                    let mut buffer = PacketBuffer::default();
+                    write_begins(&mut buffer, rows, interned).map(|()| buffer)
+                })
+            })
+            .collect();
+        encoding
+            .into_iter()
+            .map(|e| e.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect::<std::io::Result<Vec<_>>>()
+    })?;
+    let mut ends = PacketBuffer::default();
+    for rows in stretches {
+        write_ends(&mut ends, rows)?;
+    }
+    buffers.push(ends);
+    Ok(buffers)
+}
+
+fn write_begins(
+    w: &mut impl Packets,
     group: &[SliceRow],
     interned: &Interned,
 ) -> std::io::Result<()> {
@@ -388,6 +428,10 @@ pub(super) fn write_group(
         };
         w.packet(|p| crate::sink::perfetto::slice_begin(p, &slice))?;
     }
+    Ok(())
+}
+
+fn write_ends(w: &mut impl Packets, group: &[SliceRow]) -> std::io::Result<()> {
     for row in group {
         w.packet(|p| crate::sink::perfetto::slice_end(p, row.end, row.uuid))?;
     }
