@@ -3,6 +3,9 @@
 # exported by the oracle (../shared/seed/oracle.py, or $SEED_DIR) and by tracesql, to Chrome
 # JSON and to .pftrace, printing times, events/s and the ratios, plus peak RSS.
 #
+# It ends with the floor (scripts/bench_floor.py): the least time any exporter spends reading
+# the window and writing the output, against the time each throughput goal allows.
+#
 #   scripts/bench-export.sh [EVENTS]     (default 1000000)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -48,3 +51,19 @@ row "tracesql .json" "$chrome_s" "$chrome_mb"
 row "tracesql .json.gz" "$gz_s" "$gz_mb"
 row "tracesql .pftrace" "$pf_s" "$pf_mb"
 echo "sizes: .json.gz $(stat -c %s "$out/tracesql.json.gz") B, .pftrace $(stat -c %s "$out/tracesql.pftrace") B"
+
+# The floor: what any exporter spends on reading this window and writing the .json's bytes
+# (scripts/bench_floor.py), against the time each throughput goal allows.
+bench_venv="${TRACESQL_BENCH_VENV:-$HOME/.cache/tracesql-bench-venv}"
+if ! "$bench_venv/bin/python" -c "import pyarrow, isal" 2>/dev/null; then
+  python3 -m venv "$bench_venv"
+  "$bench_venv/bin/pip" install --quiet pyarrow isal duckdb
+fi
+read -r floor_cpu floor_parquet floor_write < <("$bench_venv/bin/python" scripts/bench_floor.py \
+  --window "$window" --bytes "$(stat -c %s "$out/tracesql.json")" --dir "$out")
+floor=$(echo "$floor_cpu + $floor_parquet + $floor_write" | bc -l)
+printf 'floor: %.2f s = gunzip the CPU trace %.2f + decode every Parquet column %.2f + write the .json bytes %.2f\n' \
+  "$floor" "$floor_cpu" "$floor_parquet" "$floor_write"
+printf 'time a goal allows: 30x the oracle %.2f s; 5 M events/s per core %.2f s; 10 M events/s per core %.2f s\n' \
+  "$(echo "$oracle_s / 30" | bc -l)" "$(echo "$trace_events / 5000000 / $cores" | bc -l)" \
+  "$(echo "$trace_events / 10000000 / $cores" | bc -l)"
