@@ -18,3 +18,6 @@ SELECT
   a.correlation_id AS "args.correlation"
 FROM _chrome_api_row a
 CROSS JOIN chrome_base b
+-- the reference's order (runtime calls, then driver calls, each in file order); the held
+-- rows come in an order that changes from run to run
+ORDER BY a.pos

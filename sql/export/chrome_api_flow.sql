@@ -17,3 +17,5 @@ SELECT
 FROM _chrome_api_row a
 CROSS JOIN chrome_base b
 WHERE a.correlation_id <> 0 AND a.requires_flow
+-- the calls' order (see chrome_api), the same from run to run
+ORDER BY a.pos

@@ -15,3 +15,5 @@ SELECT
   c.value AS "args."
 FROM _gpu_counter_sample c
 CROSS JOIN chrome_base b
+-- the reference's merged order (source, spec, row), the same from run to run
+ORDER BY c.src, c.spec, c.ord

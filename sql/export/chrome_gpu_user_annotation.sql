@@ -48,3 +48,5 @@ JOIN (
   GROUP BY device_id, stream_id
 ) d ON d.device_id = s.device_id AND d.stream_id = s.stream_id
 CROSS JOIN chrome_base b
+-- the reference's order (sorted span keys), the same from run to run
+ORDER BY s.user_external_id, s.device_id, s.stream_id
