@@ -98,8 +98,20 @@ pub(super) fn cpu_slices<'a>(
     interned: &mut Interned,
 ) -> Vec<Vec<SliceRow<'a>>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    slices_in_stretches(doc, base_ns, tracks, names, interned, cores)
+}
+
+/// [`cpu_slices`], reading the events in `parts` stretches.
+fn slices_in_stretches<'a>(
+    doc: &TraceDoc<'a>,
+    base_ns: i64,
+    tracks: &mut Tracks,
+    names: &mut Names,
+    interned: &mut Interned,
+    parts: usize,
+) -> Vec<Vec<SliceRow<'a>>> {
     let count = doc.event_count();
-    let per = count.div_ceil(cores).max(1);
+    let per = count.div_ceil(parts.max(1)).max(1);
     let stretches: Vec<Stretch<'a>> = std::thread::scope(|scope| {
         let reading: Vec<_> = (0..count)
             .step_by(per)
@@ -260,6 +272,54 @@ mod tests {
         assert!(!has_members("{ \n }"));
         assert!(!has_members("[1]"));
         assert!(!has_members("\"x\""));
+    }
+
+    /// Read in several stretches, the slices, their iids, the name tables and the tracks
+    /// are what one pass in trace order gives: names first seen in a later stretch, names
+    /// seen again across a boundary, a thread named after its first slice.
+    #[test]
+    fn stretches_read_as_one_pass_does() {
+        let text = r#"{"traceEvents": [
+            {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 2, "ts": 1, "dur": 2},
+            {"ph": "X", "cat": "kernel", "name": "k", "pid": 1, "tid": 2, "ts": 1, "dur": 2},
+            {"ph": "X", "cat": "user_annotation", "name": "b", "pid": 1, "tid": 3, "ts": 2,
+             "dur": 1, "args": {"x": 1}},
+            {"ph": "M", "name": "thread_name", "pid": 1, "tid": 3, "args": {"name": "t3"}},
+            {"ph": "X", "name": "c", "pid": 1, "tid": 2, "ts": 3, "dur": 1},
+            {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 4, "tid": 4, "ts": 4, "dur": 1},
+            {"ph": "M", "name": "process_name", "pid": 4, "args": {"name": "p4"}},
+            {"ph": "X", "cat": "python_function", "name": "a", "pid": 1, "tid": 3, "ts": 5,
+             "dur": 1}
+        ], "baseTimeNanoseconds": 1000000}"#;
+        let path = std::path::Path::new("t.json");
+        let doc = TraceDoc::parse(text.as_bytes(), path).unwrap();
+        let read = |parts| {
+            let (mut tracks, mut names, mut interned) =
+                (Tracks::default(), Names::default(), Interned::default());
+            let slices: Vec<_> =
+                slices_in_stretches(&doc, 7, &mut tracks, &mut names, &mut interned, parts)
+                    .into_iter()
+                    .flatten()
+                    .map(|s| (s.ts, s.end, s.uuid, s.name_iid, s.category_iid, s.json))
+                    .collect();
+            (
+                slices,
+                interned.event_names,
+                interned.categories,
+                tracks.tracks,
+            )
+        };
+        let one = read(1);
+        assert_eq!(
+            one.0.len(),
+            5,
+            "every X event outside the window's categories"
+        );
+        assert_eq!(one.1, ["a", "b", "c"]);
+        assert_eq!(one.2, ["cpu_op", "user_annotation", "python_function"]);
+        for parts in 2..=8 {
+            assert!(read(parts) == one, "{parts} stretches");
+        }
     }
 
     #[test]
