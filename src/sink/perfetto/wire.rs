@@ -87,16 +87,7 @@ impl Wire {
         self.buf.resize(at + room, 0);
         body(self);
         let len = self.buf.len() - at - room;
-        let mut head = [0u8; 10];
-        let mut n = 0;
-        let mut v = len;
-        while v >= 0x80 {
-            head[n] = v as u8 | 0x80;
-            v >>= 7;
-            n += 1;
-        }
-        head[n] = v as u8;
-        let need = n + 1;
+        let (head, need) = varint_bytes(len as u64);
         if need != room {
             if need > room {
                 self.buf.resize(self.buf.len() + need - room, 0);
@@ -114,6 +105,19 @@ impl Wire {
     pub fn is_empty(&self) -> bool {
         self.buf.is_empty()
     }
+}
+
+/// The varint of `v`: its bytes, and how many of them there are.
+fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
+    let mut bytes = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 {
+        bytes[n] = v as u8 | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    bytes[n] = v as u8;
+    (bytes, n + 1)
 }
 
 #[cfg(test)]
