@@ -347,14 +347,22 @@ fn cpu_segments(
     if start < events.len() || stretches.is_empty() {
         stretches.push(&events[start..]);
     }
+    on_threads(stretches, |stretch| cpu_segment(doc, stretch, sink))
+        .into_iter()
+        .collect()
+}
+
+/// `work` on each of `parts`, each on a thread of its own, side by side: the results in the
+/// parts' order. A panic on a thread is raised again here.
+pub(crate) fn on_threads<T: Send, R: Send>(parts: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
+    let work = &work;
     std::thread::scope(|scope| {
-        let encoding: Vec<_> = stretches
-            .into_iter()
-            .map(|stretch| scope.spawn(move || cpu_segment(doc, stretch, sink)))
+        let running: Vec<_> = (parts.into_iter())
+            .map(|part| scope.spawn(move || work(part)))
             .collect();
-        encoding
+        running
             .into_iter()
-            .map(|e| e.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     })
 }

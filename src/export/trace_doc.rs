@@ -69,11 +69,6 @@ impl<'a> TraceDoc<'a> {
             .ok_or_else(|| Error::Internal(format!("{}: no event {index}", self.path.display())))
     }
 
-    /// Every event of `traceEvents`, as JSON text, in trace order.
-    pub fn events(&self) -> impl Iterator<Item = &'a str> + '_ {
-        self.events.iter().map(|raw| raw.get())
-    }
-
     /// The events of `traceEvents` in `range` (of indices in trace order), as JSON text.
     pub fn events_in(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &'a str> + '_ {
         self.events[range].iter().map(|raw| raw.get())

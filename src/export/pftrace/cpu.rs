@@ -112,17 +112,9 @@ fn slices_in_stretches<'a>(
 ) -> Vec<Vec<SliceRow<'a>>> {
     let count = doc.event_count();
     let per = count.div_ceil(parts.max(1)).max(1);
-    let stretches: Vec<Stretch<'a>> = std::thread::scope(|scope| {
-        let reading: Vec<_> = (0..count)
-            .step_by(per)
-            .map(|start| {
-                scope.spawn(move || Stretch::read(doc, start..count.min(start + per), base_ns))
-            })
-            .collect();
-        reading
-            .into_iter()
-            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
+    let starts: Vec<usize> = (0..count).step_by(per).collect();
+    let stretches = crate::export::on_threads(starts, |start| {
+        Stretch::read(doc, start..count.min(start + per), base_ns)
     });
     let mut out = Vec::with_capacity(stretches.len());
     for stretch in stretches {

@@ -376,21 +376,13 @@ pub(super) fn encode_group(
     stretches: &[Vec<SliceRow>],
     interned: &Interned,
 ) -> std::io::Result<Vec<PacketBuffer>> {
-    let mut buffers = std::thread::scope(|scope| {
-        let encoding: Vec<_> = stretches
-            .iter()
-            .map(|rows| {
-                scope.spawn(move || {
-                    let mut buffer = PacketBuffer::default();
-                    write_begins(&mut buffer, rows, interned).map(|()| buffer)
-                })
-            })
-            .collect();
-        encoding
-            .into_iter()
-            .map(|e| e.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect::<std::io::Result<Vec<_>>>()
-    })?;
+    let parts: Vec<&[SliceRow]> = stretches.iter().map(Vec::as_slice).collect();
+    let mut buffers = crate::export::on_threads(parts, |rows| {
+        let mut buffer = PacketBuffer::default();
+        write_begins(&mut buffer, rows, interned).map(|()| buffer)
+    })
+    .into_iter()
+    .collect::<std::io::Result<Vec<_>>>()?;
     let mut ends = PacketBuffer::default();
     for rows in stretches {
         write_ends(&mut ends, rows)?;
