@@ -42,6 +42,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A write a sink made to an output it cannot name; [`Error::at_output`] names it.
+    #[error("cannot write the output: {0}")]
+    Write(#[source] std::io::Error),
+
     #[error("{0}")]
     Sql(String),
 
@@ -61,6 +65,32 @@ impl Error {
         }
     }
 
+    /// This error with an unnamed output write ([`Error::Write`]) naming `path`.
+    pub fn at_output(self, path: &std::path::Path) -> Self {
+        match self {
+            Error::Write(source) => Error::io(path, source),
+            other => other,
+        }
+    }
+
+    /// A Parquet writer's error writing `path` (None: an output the caller names later): an
+    /// I/O failure such as a full disk is the file's, anything else is a bug.
+    pub fn parquet_write(e: parquet::errors::ParquetError, path: Option<&std::path::Path>) -> Self {
+        let io = match e {
+            parquet::errors::ParquetError::External(inner) => {
+                match inner.downcast::<std::io::Error>() {
+                    Ok(io) => *io,
+                    Err(other) => return Error::Internal(other.to_string()),
+                }
+            }
+            other => return Error::Internal(other.to_string()),
+        };
+        match path {
+            Some(path) => Error::io(path, io),
+            None => Error::Write(io),
+        }
+    }
+
     /// True for errors caused by the input or the command line (exit 1), false for bugs (exit 2).
     pub fn is_user_error(&self) -> bool {
         !matches!(self, Error::Internal(_))
@@ -77,6 +107,10 @@ impl From<datafusion::error::DataFusionError> for Error {
 
 impl From<datafusion::arrow::error::ArrowError> for Error {
     fn from(e: datafusion::arrow::error::ArrowError) -> Self {
+        // Arrow's CSV and JSON writers report a failed write (a full disk) this way.
+        if let datafusion::arrow::error::ArrowError::IoError(_, io) = e {
+            return Error::Write(io);
+        }
         Error::Sql(
             e.to_string()
                 .split_whitespace()

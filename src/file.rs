@@ -1,6 +1,9 @@
 //! Stage `file`: inputs are read whole (gunzipped as needed); outputs appear whole or not at
 //! all. Data goes to a temporary file in the destination's directory and is renamed over the
-//! destination only once complete.
+//! destination only once complete. A gzipped output written in parallel is still one gzip
+//! member ([`gzip`]).
+
+pub mod gzip;
 
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -74,6 +77,52 @@ where
     file.commit()
 }
 
+/// Refuse to write `output` when it is, or lies inside, one of `inputs` (a window, an
+/// archive, a script), after resolving symlinks and `..`: a command must never replace what
+/// it reads. `what` names the output in the message (`--output`).
+pub fn refuse_writing_into(output: &Path, inputs: &[&Path], what: &str) -> Result<()> {
+    let target = resolve(output);
+    for input in inputs {
+        let input_path = resolve(input);
+        if target == input_path || target.starts_with(&input_path) {
+            let relation = if target == input_path {
+                "is"
+            } else {
+                "lies inside"
+            };
+            return Err(Error::Usage(format!(
+                "{}: {what} {relation} the input {}; choose an output outside it",
+                output.display(),
+                input.display()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `path` made absolute with symlinks and `..` resolved, as far as it exists; the part that
+/// does not exist yet is appended as written (with `.` and `..` applied).
+fn resolve(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut resolved = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::CurDir => {}
+            // The prefix is canonical (or does not exist), so its parent is one step up.
+            std::path::Component::ParentDir => {
+                resolved.pop();
+            }
+            other => {
+                resolved.push(other);
+                if let Ok(real) = resolved.canonicalize() {
+                    resolved = real;
+                }
+            }
+        }
+    }
+    resolved
+}
+
 /// The bytes of the file at `path`, gunzipped when they start with gzip's magic (traces are
 /// often stored as `.json.gz`).
 pub fn read_gunzipped(path: &Path) -> Result<Vec<u8>> {
@@ -124,6 +173,37 @@ fn huge_page_buffer(capacity: usize) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outputs_in_or_at_an_input_are_refused_through_symlinks_and_dots() {
+        let dir = tempfile::tempdir().unwrap();
+        let window = dir.path().join("w");
+        std::fs::create_dir(&window).unwrap();
+        std::fs::write(window.join("kernel.parquet"), "x").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&window, &link).unwrap();
+        let refused = [
+            window.join("kernel.parquet"),
+            window.clone(),
+            window.join("new/trace.json"),
+            link.join("kernel.parquet"),
+            dir.path().join("other/../w/t.json"),
+            window.join("./sub/../t.json"),
+        ];
+        for output in &refused {
+            let err = refuse_writing_into(output, &[&window], "--output").unwrap_err();
+            assert!(
+                err.to_string().contains("choose an output outside it"),
+                "{err}"
+            );
+        }
+        let allowed = [dir.path().join("w.json"), dir.path().join("w2/t.json")];
+        for output in &allowed {
+            refuse_writing_into(output, &[&window], "--output").unwrap();
+        }
+        // An input given through the symlink guards its target too.
+        assert!(refuse_writing_into(&window.join("t.json"), &[&link], "--output").is_err());
+    }
 
     #[test]
     fn a_failed_write_leaves_no_file_behind() {

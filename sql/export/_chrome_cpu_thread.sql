@@ -1,3 +1,4 @@
+-- @export held
 -- _chrome_cpu_thread: the CPU thread of each Kineto external id, as the reference maps it:
 -- X events of category cpu_op or user_annotation with integer pid and tid and an
 -- args["External id"] (cpu_event also reads older Kineto's "external id"; the reference does

@@ -1,3 +1,4 @@
+-- @export held
 -- _chrome_gpu_row: every GPU op (kernel, gpu_memcpy, gpu_memset, graph_event_node,
 -- graph_host_node) in the reference exporter's processing order, with the lane it is drawn
 -- on. The reference fills first-seen / last-wins dictionaries in that order, so `pos` keeps

@@ -1,3 +1,4 @@
+-- @export held
 -- _chrome_graph_edge: CUDA-graph dependency edges as the reference draws them, numbered as
 -- it numbers them. Edges (graph_deps, in predecessor order) join a node (_chrome_graph_node)
 -- to a predecessor of the same replay; flow ids count from 1 << 40 over replays in first-seen order, nodes in

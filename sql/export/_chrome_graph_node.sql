@@ -1,3 +1,4 @@
+-- @export held
 -- _chrome_graph_node: each CUDA-graph node of each replay as the reference keeps it: graphed
 -- ops (graph_node_id <> 0) grouped by replay (correlation id, 0 included) and node id; a
 -- node keeps the place of its first row and the values of its last.

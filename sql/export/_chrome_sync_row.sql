@@ -1,3 +1,4 @@
+-- @export held
 -- _chrome_sync_row: cuda_sync records with what the reference adds: the device of their
 -- context (the first kernel, gpu_memcpy, gpu_memset or cuda_event row of that context, in
 -- that order; 0 when none), the stream with CUPTI's 0xFFFFFFFF "none" read as -1, and for

@@ -1,3 +1,4 @@
+-- @export pftrace
 -- _pftrace_counter_source: the GpuCounterEvent samples of the .pftrace export, unnumbered:
 -- _gpu_counter_sample (environment, then pm_sampling), then one "Cycles (Current Kernel)"
 -- sample per kernel of an active device at its start (duration x the device's median SM

@@ -1,3 +1,4 @@
+-- @export pftrace
 -- _pftrace_render_extra: the render stages' columns that are only written out, never joined
 -- on, read from the window's tables again at write time rather than held with
 -- _pftrace_render_row: launch geometry and resources, the numeric extras, the spread

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=8
 -- chrome_api: one Chrome `X` event per drawn runtime/driver API call (_chrome_api_row), on
 -- its CPU process and thread.
 CREATE OR REPLACE VIEW chrome_api AS

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=9
 -- chrome_api_flow: the `s` start of a launch flow on each API call that launches or waits
 -- on GPU work (launches, graph launches, memcpy/memset, synchronizations), id = correlation.
 CREATE OR REPLACE VIEW chrome_api_flow AS

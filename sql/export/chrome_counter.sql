@@ -1,3 +1,4 @@
+-- @export chrome section=events order=14
 -- chrome_counter: Chrome `C` counter samples of the environment and pm_sampling counters
 -- (_gpu_counter_sample: decoded, labelled, active devices only), on a per-device
 -- "GPU <n> Counters" process.

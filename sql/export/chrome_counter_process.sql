@@ -1,3 +1,4 @@
+-- @export chrome section=events order=13
 -- chrome_counter_process: the sort index that floats each device's "GPU <n> Counters"
 -- process above the CPU and GPU rows, for every device with counter samples.
 CREATE OR REPLACE VIEW chrome_counter_process AS

@@ -1,3 +1,4 @@
+-- @export chrome section=cpu
 -- chrome_cpu_event: the Kineto CPU trace events copied into the output, in trace order: all
 -- but the profiler span and the two instants the exporter regenerates. `leading` marks the
 -- metadata events before the first other event, after which the window's metadata goes.

@@ -1,3 +1,4 @@
+-- @export chrome section=metadata order=2
 -- chrome_cpu_metadata: the window's Chrome metadata (`M`) events of its CPU side, as the
 -- reference builds them: name, label and sort index of every CPU process (processes of drawn
 -- API calls, at their first call's start); name and sort index of every CPU thread of a

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=11
 -- chrome_cuda_sync: one Chrome `X` event per cuda_sync record (_chrome_sync_row) on its
 -- device and stream (stream -1 for "none"); Event Sync and Stream Wait Event carry the
 -- awaited event and its record call's correlation id.

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=15
 -- chrome_cycle_counter: a "Cycles (Current Kernel)" `C` sample at each kernel's start:
 -- elapsed cycles = duration x the device's median SM clock (_gpu_sm_clock), truncated to an
 -- integer. Devices without clock samples get none.

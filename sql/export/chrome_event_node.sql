@@ -1,3 +1,4 @@
+-- @export chrome section=events order=5
 -- chrome_event_node: one Chrome `X` event per CUDA-graph event-record node, named
 -- "EventRecord", tagged with the cudaEvent handle the node records (graph_event_record,
 -- last row per node wins) so dependency arrows show what waits on it.

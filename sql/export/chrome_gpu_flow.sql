@@ -1,3 +1,4 @@
+-- @export chrome section=events order=2
 -- chrome_gpu_flow: the terminating `f` end of each GPU op's launch flow (id = correlation
 -- id, 0 = none), on the op's drawn lane. When graph_deps exists, a graphed op listed there
 -- (a node with predecessors) gets its incoming arrow from the dependency flows instead, so

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=12
 -- chrome_gpu_user_annotation: GPU-side spans of named user regions. A kernel, memcpy or
 -- memset whose correlation id maps (external_correlation, last row per correlation wins) to
 -- a user_external_id named in user_annotation widens the span of that region on the op's

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=7
 -- chrome_graph_flow: each CUDA-graph dependency edge (_chrome_graph_edge) as a flow: `s` at
 -- the predecessor's end, `f` at the successor's start, on their drawn lanes.
 CREATE OR REPLACE VIEW chrome_graph_flow AS

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=6
 -- chrome_host_node: one Chrome `X` event per CUDA-graph host node (a CPU callback run as a
 -- graph node), drawn on its stream lane, named "HostNode: <fn>" when the callback is known.
 CREATE OR REPLACE VIEW chrome_host_node AS

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=1
 -- chrome_kernel: one Chrome `X` event per kernel, with the reference's args. Column names
 -- are the JSON keys the sink writes (`args.k` inside "args"; a NULL leaves the key out;
 -- `::json` marks JSON text written verbatim; `args.*` columns hold object members spread

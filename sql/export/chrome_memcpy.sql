@@ -1,3 +1,4 @@
+-- @export chrome section=events order=3
 -- chrome_memcpy: one Chrome `X` event per gpu_memcpy row, named "Memcpy", with copy and
 -- memory kinds named as the reference names them (an unknown kind stays a number). Column
 -- naming as in chrome_kernel.

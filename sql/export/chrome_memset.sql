@@ -1,3 +1,4 @@
+-- @export chrome section=events order=4
 -- chrome_memset: one Chrome `X` event per gpu_memset row, named "Memset" (the memory kind
 -- stays a number, as in the reference). Column naming as in chrome_kernel.
 CREATE OR REPLACE VIEW chrome_memset AS

@@ -1,3 +1,4 @@
+-- @export chrome section=metadata order=1
 -- chrome_metadata: the window's Chrome metadata (`M`) events of its GPU side, as the reference
 -- builds them: name, label and sort index of every GPU process (devices seen in GPU ops or
 -- syncs, at their first row's start); name and sort index of every GPU lane (streams,

@@ -1,3 +1,4 @@
+-- @export chrome section=events order=10
 -- chrome_overhead: one Chrome `X` event per kept overhead record (_chrome_overhead_row), on
 -- the Overhead process (pid -1, tid 0), with empty args.
 CREATE OR REPLACE VIEW chrome_overhead AS

@@ -1,3 +1,4 @@
+-- @export chrome section=span
 -- chrome_trace_span: the "PyTorch Profiler (0)" span the exporter regenerates over every
 -- duration (`X`) event of the output (CPU trace and window, the Trace category aside), and
 -- its two instants: "Iteration Start" at the first start, "Record Window End" 1 ns after

@@ -1,3 +1,4 @@
+-- @export pftrace
 -- pftrace_api: the runtime and driver slices of the .pftrace export: the calls chrome draws
 -- (_chrome_api_row, same thread join), each launch with the render stages of its
 -- correlation (_pftrace_launch_link): a call has one row per stage its correlation launched

@@ -1,3 +1,4 @@
+-- @export pftrace
 -- pftrace_counter_sample: the GpuCounterEvent samples of the .pftrace export
 -- (_pftrace_counter_source) numbered in the reference's merged order: source, spec, row.
 -- Counter ids number the specs that have samples 0, 1, 2, ... in that order.

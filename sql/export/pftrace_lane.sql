@@ -1,3 +1,4 @@
+-- @export pftrace
 -- pftrace_lane: the hardware-queue lanes of the render stages (one gpu_specifications entry
 -- each): every distinct lane number in ascending order, iid 100 + its rank, with the name the
 -- resolver gave it (the last moved op's non-NULL lane_name for that lane number, whatever

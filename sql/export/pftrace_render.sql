@@ -1,3 +1,4 @@
+-- @export pftrace
 -- pftrace_render: one GpuRenderStageEvent per _pftrace_render_row, in event_id order, with
 -- what the encoder needs besides the row: the per-lane overlap clamp (a window over the
 -- (gpu, lane) partition: each op ends no later than the next op's start on its lane;

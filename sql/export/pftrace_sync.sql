@@ -1,3 +1,4 @@
+-- @export pftrace
 -- pftrace_sync: the cuda_sync slices of the .pftrace export (_chrome_sync_row: device of the
 -- context, stream with "none" as -1, the awaited event's record correlation), in file order;
 -- `wait` splits them into the reference's two groups (Event Sync / Stream Wait Event carry

@@ -52,12 +52,17 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
         (None, Some(path)) => format_from_extension(path),
         (None, None) => OutputFormat::Table,
     };
-    let (_window, ctx) = super::open_catalog(args.window.as_deref()).await?;
+    let (window, ctx) = super::open_catalog(args.window.as_deref()).await?;
     match &args.output {
         Some(path) => {
+            let mut inputs = vec![window.root.as_path()];
+            inputs.extend(args.file.as_deref());
+            tracesql::file::refuse_writing_into(path, &inputs, "--output")?;
             // The file appears only once the whole result is written.
             let mut file = tracesql::file::AtomicFile::create(path)?;
-            tracesql::query::write_query(&ctx, &sql, format, file.writer()).await?;
+            tracesql::query::write_query(&ctx, &sql, format, file.writer())
+                .await
+                .map_err(|e| e.at_output(path))?;
             file.commit()?;
         }
         None => {

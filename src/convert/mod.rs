@@ -134,6 +134,7 @@ pub async fn convert(
     cancel: Arc<AtomicBool>,
     on_done: Arc<dyn Fn(&WindowReport) + Send + Sync>,
 ) -> Result<ConvertSummary> {
+    crate::file::refuse_writing_into(&config.output, &[&config.archive], "--output")?;
     let windows = Arc::new(windows);
     let slots: Arc<Vec<Mutex<Option<WindowReport>>>> =
         Arc::new(windows.iter().map(|_| Mutex::new(None)).collect());

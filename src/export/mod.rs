@@ -6,6 +6,7 @@
 //! written atomically, gzipped when the output name ends in `.gz`.
 
 mod filter;
+mod manifest;
 mod pftrace;
 mod segments;
 mod shared_rows;
@@ -27,6 +28,7 @@ pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
+use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
 use crate::error::Error;
 use crate::file::AtomicFile;
@@ -51,29 +53,6 @@ pub struct ExportConfig {
 pub struct ExportSummary {
     pub events: u64,
 }
-
-/// The window's metadata events, between the CPU trace's leading metadata and its other
-/// events.
-const METADATA_PLANS: &[&str] = &["chrome_metadata", "chrome_cpu_metadata"];
-
-/// The window's events in plan order after the CPU trace's; `chrome_trace_span` last.
-const EVENT_PLANS: &[&str] = &[
-    "chrome_kernel",
-    "chrome_gpu_flow",
-    "chrome_memcpy",
-    "chrome_memset",
-    "chrome_event_node",
-    "chrome_host_node",
-    "chrome_graph_flow",
-    "chrome_api",
-    "chrome_api_flow",
-    "chrome_overhead",
-    "chrome_cuda_sync",
-    "chrome_gpu_user_annotation",
-    "chrome_counter_process",
-    "chrome_counter",
-    "chrome_cycle_counter",
-];
 
 /// The plans that read the widest shared rows, run one after another in this order (not the
 /// document's): the readers of `_chrome_api_row`, so that those rows are freed before
@@ -134,6 +113,13 @@ pub(crate) fn parse_cpu_trace<'a>(
 
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
+    refuse_writing_into_inputs(&config.window, &config.output, &config.filter)?;
+    write_chrome(config)
+        .await
+        .map_err(|e| e.at_output(&config.output))
+}
+
+async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let started = crate::profile::Clock::start();
     let (window, cpu_path, text) = open_single_window(&config.window)?;
     started.report("read the CPU trace");
@@ -188,8 +174,8 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     // A --sql script's views may read any shared view at any time: then all are kept.
     let readers = match config.filter.script {
         None => {
-            let plans: Vec<&'static str> =
-                METADATA_PLANS.iter().chain(EVENT_PLANS).copied().collect();
+            let mut plans = chrome_section(Section::Metadata);
+            plans.extend(chrome_section(Section::Events));
             Some(shared_rows::Readers::new(&ctx, &plans).await?)
         }
         Some(_) => None,
@@ -203,6 +189,17 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     file.commit()?;
     started.report("join");
     Ok(ExportSummary { events })
+}
+
+/// An export never writes into what it reads: the window, or a `--sql` script.
+pub(crate) fn refuse_writing_into_inputs(
+    window: &Path,
+    output: &Path,
+    filter: &RowFilter,
+) -> Result<()> {
+    let mut inputs = vec![window];
+    inputs.extend(filter.script.as_deref());
+    crate::file::refuse_writing_into(output, &inputs, "--output")
 }
 
 /// Free the `cpu_event` table once `_chrome_cpu_thread`, its last reader among the plans, is
@@ -238,13 +235,17 @@ async fn encode_document(
     sink: &SegmentSink,
 ) -> Result<Vec<Segment>> {
     // Each stretch's place in the document.
-    let cpu_other_slot = METADATA_PLANS.len() + 1;
+    let (metadata, events) = (
+        chrome_section(Section::Metadata),
+        chrome_section(Section::Events),
+    );
+    let cpu_other_slot = metadata.len() + 1;
     let slot = |plan: &str| -> usize {
-        match METADATA_PLANS.iter().position(|p| *p == plan) {
+        match metadata.iter().position(|p| *p == plan) {
             Some(i) => 1 + i,
             None => {
-                let i = EVENT_PLANS.iter().position(|p| *p == plan);
-                cpu_other_slot + 1 + i.expect("every plan run is in METADATA_PLANS or EVENT_PLANS")
+                let i = events.iter().position(|p| *p == plan);
+                cpu_other_slot + 1 + i.expect("every plan run is in the metadata or events section")
             }
         }
     };
@@ -267,8 +268,8 @@ async fn encode_document(
         }
         Ok(done)
     }));
-    for plan in METADATA_PLANS.iter().chain(EVENT_PLANS) {
-        if !SHARED_READERS.contains(plan) {
+    for plan in metadata.iter().chain(&events).copied() {
+        if !SHARED_READERS.contains(&plan) {
             jobs.push(Box::pin(async move { Ok(vec![run(plan).await?]) }));
         }
     }
@@ -412,7 +413,7 @@ pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i6
         ctx.sql(object.text)
             .await
             .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-        if shared_rows::SHARED.contains(&object.name) {
+        if manifest::is_held(object.name) {
             shared_rows::share(ctx, object.name).await?;
         }
     }
@@ -489,7 +490,8 @@ mod tests {
 
     #[test]
     fn the_shared_readers_are_document_plans_each_once() {
-        let document: Vec<&str> = METADATA_PLANS.iter().chain(EVENT_PLANS).copied().collect();
+        let mut document = chrome_section(Section::Metadata);
+        document.extend(chrome_section(Section::Events));
         for plan in SHARED_READERS {
             assert!(document.contains(plan), "{plan} is not in the document");
             let runs = SHARED_READERS.iter().filter(|p| *p == plan).count();

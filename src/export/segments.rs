@@ -1,9 +1,9 @@
 //! A Chrome document encoded in parallel. Each stretch of `traceEvents` (a part of the CPU
 //! trace's events, one plan's events) is encoded on its own into an unnamed temporary file,
 //! as many stretches at a time as there are cores, and the stretches are then joined in
-//! document order. A gzipped document is a multi-member gzip file, one member per stretch,
-//! which gzip readers (Perfetto's, Python's) read as one stream; each member is compressed
-//! by the task that encoded it, so compression runs in parallel too.
+//! document order. A gzipped document is one gzip member whose pieces are the stretches,
+//! each compressed by the task that encoded it (raw deflate ending on a sync flush; see
+//! [`crate::file::gzip`]), so compression runs in parallel too.
 
 use std::fs::File;
 use std::future::Future;
@@ -13,12 +13,12 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use datafusion::prelude::SessionContext;
-use flate2::write::GzEncoder;
 use flate2::Compression;
 use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
+use crate::file::gzip::{self, Checksum, Piece};
 use crate::sink::chrome::{ChromeWriter, Span};
 use crate::Result;
 
@@ -39,6 +39,8 @@ pub(crate) type Job<'a> = Pending<'a, Result<Vec<(usize, Vec<Segment>)>>>;
 /// One encoded stretch of events.
 pub(crate) struct Segment {
     file: File,
+    /// the checksum of its bytes before compression (gzipped only)
+    sum: Checksum,
     pub events: u64,
     pub span: Option<Span>,
 }
@@ -48,7 +50,7 @@ impl SegmentSink {
     pub fn writer(&self) -> Result<ChromeWriter<SegmentOut>> {
         let file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let out = if self.gzip {
-            SegmentOut::Gzip(Box::new(GzEncoder::new(file, Compression::fast())))
+            SegmentOut::Gzip(Box::new(Piece::new(file, Compression::fast())))
         } else {
             SegmentOut::Plain(file)
         };
@@ -58,26 +60,29 @@ impl SegmentSink {
     /// The stretch `writer` encoded.
     pub fn finish(&self, writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
         let (events, span) = (writer.events(), writer.span());
-        let file = match writer.finish_segment()? {
-            SegmentOut::Plain(file) => file,
-            SegmentOut::Gzip(gz) => gz.finish().map_err(|e| Error::io(&self.dir, e))?,
+        let (file, sum) = match writer.finish_segment()? {
+            SegmentOut::Plain(file) => (file, Checksum::default()),
+            SegmentOut::Gzip(piece) => piece.finish().map_err(|e| Error::io(&self.dir, e))?,
         };
-        Ok(Segment { file, events, span })
+        Ok(Segment {
+            file,
+            sum,
+            events,
+            span,
+        })
     }
 
-    /// `bytes` as a piece of the document: a gzip member of its own when gzipped.
-    fn piece(&self, bytes: &[u8]) -> Vec<u8> {
+    /// `bytes` as a piece of the document (compressed apart when gzipped), with its checksum.
+    fn piece(&self, bytes: &[u8]) -> (Vec<u8>, Checksum) {
         if !self.gzip {
-            return bytes.to_vec();
+            return (bytes.to_vec(), Checksum::default());
         }
-        let mut gz = GzEncoder::new(Vec::new(), Compression::fast());
-        gz.write_all(bytes).expect("writing to a Vec cannot fail");
-        gz.finish().expect("writing to a Vec cannot fail")
+        gzip::piece_of(bytes, Compression::fast())
     }
 
     /// Write the document: `head` (up to `"traceEvents":[`), the non-empty `segments` in
-    /// order with a comma between two, `tail`. Segments are copied file to file, which the
-    /// kernel does without passing the bytes through user space.
+    /// order with a comma between two, `tail`; gzipped, as one member. Segments are copied
+    /// file to file, which the kernel does without passing the bytes through user space.
     pub fn join(
         &self,
         out: &mut File,
@@ -87,25 +92,37 @@ impl SegmentSink {
         output: &std::path::Path,
     ) -> Result<()> {
         let io = |e| Error::io(output, e);
-        out.write_all(&self.piece(head)).map_err(io)?;
-        let comma = self.piece(b",");
+        if self.gzip {
+            out.write_all(&gzip::HEADER).map_err(io)?;
+        }
+        let (head, mut sum) = self.piece(head);
+        out.write_all(&head).map_err(io)?;
+        let (comma, comma_sum) = self.piece(b",");
         let mut first = true;
         for mut segment in segments.into_iter().filter(|s| s.events > 0) {
             if !first {
                 out.write_all(&comma).map_err(io)?;
+                sum.then(&comma_sum);
             }
             first = false;
             segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
             std::io::copy(&mut segment.file, out).map_err(io)?;
+            sum.then(&segment.sum);
         }
-        out.write_all(&self.piece(tail)).map_err(io)
+        let (tail, tail_sum) = self.piece(tail);
+        out.write_all(&tail).map_err(io)?;
+        if self.gzip {
+            sum.then(&tail_sum);
+            out.write_all(&gzip::trailer(&sum)).map_err(io)?;
+        }
+        Ok(())
     }
 }
 
-/// A stretch's file, plain or behind its gzip member's encoder.
+/// A stretch's file, plain or behind its gzip piece's compressor.
 pub(crate) enum SegmentOut {
     Plain(File),
-    Gzip(Box<GzEncoder<File>>),
+    Gzip(Box<Piece<File>>),
 }
 
 impl Write for SegmentOut {

@@ -23,16 +23,6 @@ use tokio::sync::Mutex;
 
 use crate::Result;
 
-/// The views of `sql/export/` whose rows are kept once computed.
-pub(crate) const SHARED: &[&str] = &[
-    "_chrome_cpu_thread",
-    "_chrome_gpu_row",
-    "_chrome_api_row",
-    "_chrome_sync_row",
-    "_chrome_graph_node",
-    "_chrome_graph_edge",
-];
-
 /// Where a held table's rows are.
 #[derive(Debug)]
 enum Rows {

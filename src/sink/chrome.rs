@@ -251,7 +251,7 @@ pub fn document_tail(tail: &[(&str, &str)]) -> Vec<u8> {
 }
 
 fn io_error(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::Write(e)
 }
 
 /// The columns of a batch the profiler span reads: `ph`, `cat`, `ts`, `dur`.

@@ -90,7 +90,7 @@ impl<W: Write + Send> ResultWriter<W> {
             }
             OutputFormat::Parquet => Inner::Parquet(Box::new(
                 ArrowWriter::try_new(out, schema, None)
-                    .map_err(|e| Error::Internal(e.to_string()))?,
+                    .map_err(|e| Error::parquet_write(e, None))?,
             )),
         };
         Ok(ResultWriter { inner })
@@ -116,7 +116,7 @@ impl<W: Write + Send> ResultWriter<W> {
                 }
             }
             Inner::Ndjson(w) => w.write(batch)?,
-            Inner::Parquet(w) => w.write(batch).map_err(|e| Error::Internal(e.to_string()))?,
+            Inner::Parquet(w) => w.write(batch).map_err(|e| Error::parquet_write(e, None))?,
         }
         Ok(())
     }
@@ -144,7 +144,7 @@ impl<W: Write + Send> ResultWriter<W> {
                 w.into_inner().flush().map_err(io_error)
             }
             Inner::Parquet(w) => {
-                let mut out = w.into_inner().map_err(|e| Error::Internal(e.to_string()))?;
+                let mut out = w.into_inner().map_err(|e| Error::parquet_write(e, None))?;
                 out.flush().map_err(io_error)
             }
         }
@@ -192,7 +192,7 @@ fn shorten(text: &str) -> String {
 }
 
 fn io_error(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::Write(e)
 }
 
 #[cfg(test)]

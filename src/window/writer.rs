@@ -232,12 +232,12 @@ impl Table {
             let file = File::create(&self.path).map_err(|e| Error::io(&self.path, e))?;
             let props = self.props()?;
             let w = ArrowWriter::try_new(BufWriter::new(file), self.schema.clone(), Some(props))
-                .map_err(|e| Error::Internal(format!("{}: {e}", self.path.display())))?;
+                .map_err(|e| Error::parquet_write(e, Some(&self.path)))?;
             self.writer = Some(w);
         }
         let w = self.writer.as_mut().expect("writer opened above");
         w.write(&batch)
-            .map_err(|e| Error::Internal(format!("{}: {e}", self.path.display())))
+            .map_err(|e| Error::parquet_write(e, Some(&self.path)))
     }
 
     /// Flush the buffer and close the file (no file when the table got no rows).
@@ -248,7 +248,7 @@ impl Table {
         self.flush()?;
         if let Some(w) = self.writer.take() {
             w.close()
-                .map_err(|e| Error::Internal(format!("{}: {e}", self.path.display())))?;
+                .map_err(|e| Error::parquet_write(e, Some(&self.path)))?;
         }
         Ok(self.rows)
     }

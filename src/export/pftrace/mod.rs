@@ -67,6 +67,13 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             config.compression_level
         )));
     }
+    super::refuse_writing_into_inputs(&config.window, &config.output, &config.filter)?;
+    write_pftrace(config)
+        .await
+        .map_err(|e| e.at_output(&config.output))
+}
+
+async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut profile = crate::profile::Clock::start();
     let (window, cpu_path, trace_text) = super::open_single_window(&config.window)?;
     let (doc, cpu_events) = super::parse_cpu_trace(&trace_text, &cpu_path)?;

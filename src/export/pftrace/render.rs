@@ -404,7 +404,7 @@ pub async fn write_render(
                 spread: spread.as_ref(),
             };
             w.packet(|p| perfetto::render_stage(p, &stage))
-                .map_err(|e| Error::io("pftrace output", e))?;
+                .map_err(Error::Write)?;
         }
     }
     crate::profile::note(&format!(
@@ -529,7 +529,7 @@ pub async fn write_counters(
             };
             let (ts, gpu, id) = (int(&ts, i), tables.iid_of_gpu[&int(&dev, i)], int(&id, i));
             w.packet(|p| perfetto::counter_sample(p, ts, gpu, id as u32, v, is_int))
-                .map_err(|e| Error::io("pftrace output", e))?;
+                .map_err(Error::Write)?;
         }
     }
     Ok(())

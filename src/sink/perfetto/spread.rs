@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::wire::Wire;
+use crate::sink::json_text::write_py_float;
 
 /// TrackEvent.debug_annotations (field 4) for a JSON blob: one per top-level key of an
 /// object (nested objects as `dict_entries`, arrays as `array_values`); a top-level array is
@@ -98,14 +99,56 @@ fn annotation(name: Option<&str>, v: &Value, a: &mut Wire) {
 /// GpuRenderStageEvent.extra_data (field 6) for a JSON object: one entry per key, strings
 /// raw, anything else as compact JSON.
 pub fn extra_data(map: &Map<String, Value>, stage: &mut Wire) {
+    let mut text = Vec::new();
     for (k, v) in map {
         stage.message(6, |e| {
             e.bytes(1, k.as_bytes());
             match v {
                 Value::String(s) => e.bytes(2, s.as_bytes()),
-                other => e.bytes(2, other.to_string().as_bytes()),
+                other => {
+                    text.clear();
+                    write_compact(&mut text, other);
+                    e.bytes(2, &text);
+                }
             }
         });
+    }
+}
+
+/// `v` as compact JSON with sorted keys, its floats spelled as the reference's blob has them:
+/// the blob is Python's `json.dumps` text (`1e-05`, `1.5`, `100000.0`), which the native
+/// encoder re-dumps keeping each number's spelling.
+fn write_compact(out: &mut Vec<u8>, v: &Value) {
+    match v {
+        Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => out.extend_from_slice(i.to_string().as_bytes()),
+            (_, Some(u), _) => out.extend_from_slice(u.to_string().as_bytes()),
+            (_, _, Some(f)) => write_py_float(out, f),
+            _ => out.extend_from_slice(n.to_string().as_bytes()),
+        },
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_compact(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => {
+            out.push(b'{');
+            for (i, (k, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, k).expect("writing to a Vec cannot fail");
+                out.push(b':');
+                write_compact(out, item);
+            }
+            out.push(b'}');
+        }
+        scalar => serde_json::to_writer(&mut *out, scalar).expect("writing to a Vec cannot fail"),
     }
 }
 
@@ -195,6 +238,29 @@ mod tests {
                 ("n".into(), "2".into()),
                 ("o".into(), r#"{"a":2,"b":1}"#.into()),
                 ("s".into(), "x".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn extra_data_spells_numbers_as_python_json_dumps() {
+        // The blob as the reference's json.dumps writes it, then read back by the encoder.
+        let blob = r#"{"f": 1e-05, "g": 1.5, "h": [100000.0, 1e+20, -0.0, 3], "i": {"z": 2.5e-07, "y": "é"}, "j": 12345678901234567890}"#;
+        let Value::Object(map) = serde_json::from_str(blob).unwrap() else {
+            panic!("an object")
+        };
+        let mut w = Wire::default();
+        extra_data(&map, &mut w);
+        let out = GpuRenderStageEvent::decode(&w.buf[..]).unwrap().extra_data;
+        let values: Vec<_> = out.iter().map(|e| e.value.clone().unwrap()).collect();
+        assert_eq!(
+            values,
+            [
+                "1e-05",
+                "1.5",
+                "[100000.0,1e+20,-0.0,3]",
+                r#"{"y":"é","z":2.5e-07}"#,
+                "12345678901234567890"
             ]
         );
     }
