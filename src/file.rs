@@ -62,6 +62,48 @@ impl AtomicFile {
     }
 }
 
+/// A writer that keeps the first I/O error its inner writer gave, for encoders that turn
+/// such errors into their own (arrow's CSV writer keeps only the text): the failure is then
+/// still reported as the file's, with its kind.
+pub struct WatchedWriter<W: Write> {
+    inner: W,
+    failed: Option<(std::io::ErrorKind, String)>,
+}
+
+impl<W: Write> WatchedWriter<W> {
+    pub fn new(inner: W) -> Self {
+        WatchedWriter {
+            inner,
+            failed: None,
+        }
+    }
+
+    /// The first write error, as an error on `path`.
+    pub fn error_at(&self, path: &Path) -> Option<Error> {
+        let (kind, text) = self.failed.as_ref()?;
+        Some(Error::io(path, std::io::Error::new(*kind, text.clone())))
+    }
+
+    fn watch<T>(&mut self, result: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &result {
+            self.failed.get_or_insert_with(|| (e.kind(), e.to_string()));
+        }
+        result
+    }
+}
+
+impl<W: Write> Write for WatchedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let result = self.inner.write(buf);
+        self.watch(result)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let result = self.inner.flush();
+        self.watch(result)
+    }
+}
+
 /// Write `path` through `fill`; on any error the destination is left untouched and the
 /// temporary file is removed.
 pub fn write_atomically<F>(path: &Path, fill: F) -> Result<()>

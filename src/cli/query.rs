@@ -60,9 +60,13 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
             tracesql::file::refuse_writing_into(path, &inputs, "--output")?;
             // The file appears only once the whole result is written.
             let mut file = tracesql::file::AtomicFile::create(path)?;
-            tracesql::query::write_query(&ctx, &sql, format, file.writer())
-                .await
-                .map_err(|e| e.at_output(path))?;
+            let mut out = tracesql::file::WatchedWriter::new(file.writer());
+            let written = tracesql::query::write_query(&ctx, &sql, format, &mut out).await;
+            if let Some(failed) = out.error_at(path) {
+                return Err(failed.into());
+            }
+            written.map_err(|e| e.at_output(path))?;
+            drop(out);
             file.commit()?;
         }
         None => {

@@ -62,7 +62,7 @@ impl SegmentSink {
         let (events, span) = (writer.events(), writer.span());
         let (file, sum) = match writer.finish_segment()? {
             SegmentOut::Plain(file) => (file, Checksum::default()),
-            SegmentOut::Gzip(piece) => piece.finish().map_err(|e| Error::io(&self.dir, e))?,
+            SegmentOut::Gzip(piece) => piece.finish().map_err(Error::Write)?,
         };
         Ok(Segment {
             file,

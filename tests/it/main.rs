@@ -7,6 +7,7 @@ mod convert;
 mod export;
 mod filter;
 mod import;
+mod outputs;
 mod perfetto;
 mod schema_errors;
 mod support;
