@@ -9,5 +9,6 @@ mod filter;
 mod import;
 mod perfetto;
 mod schema_errors;
+mod shell;
 mod support;
 mod views;
