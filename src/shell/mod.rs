@@ -155,7 +155,7 @@ impl Shell {
     async fn prompt_loop(&mut self, history: Option<&Path>) -> Result<Outcome> {
         let mut editor = editor::editor(history)?;
         eprintln!(
-            "tracesql shell on {}: end statements with ;  .help lists the commands, Ctrl-D leaves",
+            "tracesql shell on {} (.help for help, Ctrl-D to leave)",
             self.window.root.display()
         );
         self.learn_names(&mut editor).await;

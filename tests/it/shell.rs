@@ -136,7 +136,7 @@ fn line_mode_shows_one_value_a_line_uncut() {
 }
 
 #[test]
-fn output_writes_a_whole_file_when_switched_and_the_screen_resumes() {
+fn output_sends_results_uncut_to_a_file_and_output_alone_back_to_the_screen() {
     let tmp = tempfile::tempdir().unwrap();
     let out = shell(
         &tiny_window(),
