@@ -70,8 +70,8 @@ impl<W: Write> TableWriter<W> {
             .map(|c| {
                 self.rows
                     .iter()
-                    .map(|r| r[c].width())
-                    .chain([self.names[c].width()])
+                    .map(|r| lines_width(&r[c]))
+                    .chain([lines_width(&self.names[c])])
                     .max()
                     .unwrap_or(0)
             })
@@ -216,16 +216,29 @@ pub fn cut(text: &str, width: usize) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// One row; a cell of several lines (an EXPLAIN plan) makes the row as tall.
 fn push_row(text: &mut String, cells: &[String], widths: &[usize]) {
-    text.push('|');
-    for (cell, &width) in cells.iter().zip(widths) {
-        let shown = cut(cell, width);
-        text.push(' ');
-        text.push_str(&shown);
-        text.push_str(&" ".repeat(width - shown.width() + 1));
+    let height = cells
+        .iter()
+        .map(|c| c.lines().count())
+        .max()
+        .unwrap_or(1)
+        .max(1);
+    for line in 0..height {
         text.push('|');
+        for (cell, &width) in cells.iter().zip(widths) {
+            let shown = cut(cell.lines().nth(line).unwrap_or(""), width);
+            text.push(' ');
+            text.push_str(&shown);
+            text.push_str(&" ".repeat(width - shown.width() + 1));
+            text.push('|');
+        }
+        text.push('\n');
     }
-    text.push('\n');
+}
+
+fn lines_width(cell: &str) -> usize {
+    cell.lines().map(|l| l.width()).max().unwrap_or(0)
 }
 
 fn rule(widths: &[usize]) -> String {
@@ -251,14 +264,13 @@ fn formatters(batch: &RecordBatch) -> Result<Vec<ArrayFormatter<'_>>> {
         .collect::<Result<Vec<_>, _>>()?)
 }
 
-/// A cell on one line: line breaks and tabs shown as escapes, so rows stay aligned.
+/// A cell whose lines stay aligned: carriage returns and tabs shown as escapes (line breaks
+/// make a taller row).
 fn clean(text: &str) -> String {
-    if !text.contains(['\n', '\r', '\t']) {
+    if !text.contains(['\r', '\t']) {
         return text.to_string();
     }
-    text.replace('\n', "\\n")
-        .replace('\r', "\\r")
-        .replace('\t', "\\t")
+    text.replace('\r', "\\r").replace('\t', "\\t")
 }
 
 fn left_out(out: &mut impl Write, shown: u64, total: u64) -> Result<()> {
@@ -354,6 +366,14 @@ mod tests {
         assert_eq!(share_width(&[4, 100, 50], 50), vec![4, 18, 18]);
         assert_eq!(share_width(&[4, 10], 80), vec![4, 10]);
         assert_eq!(share_width(&[100, 100], 3), vec![4, 4]);
+    }
+
+    #[test]
+    fn a_cell_of_several_lines_makes_a_taller_row() {
+        let text = table(&[batch(&["Projection: a\n  Scan: kernel"])], Fit::default());
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[3], "| Projection: a  | 0 |", "{text}");
+        assert_eq!(lines[4], "|   Scan: kernel |   |", "{text}");
     }
 
     #[test]
