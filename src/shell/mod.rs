@@ -184,6 +184,7 @@ impl Shell {
             match self.handle(item).await {
                 Ok(Flow::Quit) => break,
                 Ok(Flow::Go) => {}
+                Err(failure) if is_broken_pipe(&failure.error) => break,
                 // Typed: the error is shown and the session goes on, its exit status untouched.
                 Err(failure) => report(&failure),
             }
@@ -462,5 +463,6 @@ async fn catalog_tables(ctx: &SessionContext) -> Result<Vec<TableInfo>> {
 }
 
 fn is_broken_pipe(error: &Error) -> bool {
-    matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    run::stdout_closed()
+        || matches!(error, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
 }

@@ -7,6 +7,7 @@ use std::cell::Cell;
 use std::future::Future;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use datafusion::arrow::datatypes::SchemaRef;
@@ -45,7 +46,7 @@ impl Shell {
     async fn statement(&mut self, statement: Statement) -> Result<()> {
         let started = Instant::now();
         let (tx, mut rx) = mpsc::channel(2);
-        let _query = AbortOnDrop(tokio::spawn(produce(self.ctx.clone(), statement, tx)));
+        let query = AbortOnDrop(Some(tokio::spawn(produce(self.ctx.clone(), statement, tx))));
         let fit = self.fit();
         let format = self.mode;
         let to_screen = self.output.is_none();
@@ -83,6 +84,8 @@ impl Shell {
             Ok(rows)
         };
         let rows = watch_with(&progress, self.interactive, consume).await?;
+        // The channel also closes when the task panicked: that is no complete result.
+        query.join().await?;
         if self.timer {
             let s = if rows == 1 { "" } else { "s" };
             let secs = started.elapsed().as_secs_f64();
@@ -137,8 +140,38 @@ async fn produce(
 pub(super) fn sink(output: &mut Option<(PathBuf, AtomicFile)>) -> Box<dyn Write + Send + '_> {
     match output {
         Some((_, file)) => Box::new(BufWriter::new(file.file())),
-        None => Box::new(BufWriter::new(std::io::stdout())),
+        None => Box::new(BufWriter::new(Screen)),
     }
+}
+
+/// Set once standard output's reader has gone away (`| head`); the script then ends quietly.
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether standard output's reader has gone away.
+pub(super) fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Standard output that notes a closed pipe: encoders wrap the error in their own.
+struct Screen;
+
+impl Write for Screen {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        note_closed(std::io::stdout().write(buf))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        note_closed(std::io::stdout().flush())
+    }
+}
+
+fn note_closed<T>(result: std::io::Result<T>) -> std::io::Result<T> {
+    if let Err(e) = &result {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        }
+    }
+    result
 }
 
 /// Run `work`; on a terminal, Ctrl-C cancels it ([`Error::Cancelled`]) and its time shows
@@ -221,10 +254,22 @@ impl Progress {
 }
 
 /// A task that ends when its handle is dropped (a cancelled statement stops computing).
-struct AbortOnDrop<T>(JoinHandle<T>);
+struct AbortOnDrop<T>(Option<JoinHandle<T>>);
+
+impl<T> AbortOnDrop<T> {
+    /// Wait for the task's end; its panic is an internal error.
+    async fn join(mut self) -> Result<T> {
+        let handle = self.0.take().expect("joined once");
+        handle
+            .await
+            .map_err(|e| Error::Internal(format!("the query task failed: {e}")))
+    }
+}
 
 impl<T> Drop for AbortOnDrop<T> {
     fn drop(&mut self) {
-        self.0.abort();
+        if let Some(handle) = &self.0 {
+            handle.abort();
+        }
     }
 }

@@ -316,6 +316,31 @@ fn quit_ends_the_script_there() {
 }
 
 #[test]
+fn a_closed_stdout_ends_the_script_quietly() {
+    use std::io::Read;
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["shell", "-w", tiny_window().to_str().unwrap()])
+        .env("TRACESQL_CACHE_DIR", tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b".mode csv\nselect * from generate_series(1, 3000000);\nselect 1;\n")
+        .unwrap();
+    drop(stdin);
+    let mut first = [0u8; 8];
+    child.stdout.take().unwrap().read_exact(&mut first).unwrap();
+    // stdout is dropped here: the reader went away, as with `| head -1`.
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+#[test]
 fn query_max_width_fits_the_table() {
     let tmp = tempfile::tempdir().unwrap();
     let w = tiny_window();
