@@ -54,6 +54,10 @@ pub enum Error {
 
     #[error("internal: {0}")]
     Internal(String),
+
+    /// A statement stopped by Ctrl-C in the shell.
+    #[error("cancelled")]
+    Cancelled,
 }
 
 impl Error {

@@ -12,6 +12,8 @@
 //!   -> file     : atomic write (temp + rename)
 //! ```
 //!
+//! `shell` is an interactive session over these stages (statements, dot-commands, exports).
+//!
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
 //! turns PyTorch profiler (Kineto) traces into windows; `cli` wires the stages for the binary
 //! and holds no logic of its own.
@@ -32,6 +34,8 @@ pub mod convert;
 pub mod sink;
 
 pub mod file;
+
+pub mod shell;
 
 mod profile;
 

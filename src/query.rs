@@ -11,7 +11,7 @@ use datafusion::sql::parser::DFParser;
 use futures::StreamExt;
 
 use crate::error::Error;
-use crate::sink::{OutputFormat, ResultWriter};
+use crate::sink::{Fit, OutputFormat, ResultWriter};
 use crate::Result;
 
 /// Run every statement of `sql`; return the stream of the last one.
@@ -40,9 +40,20 @@ pub async fn write_query<W: Write + Send>(
     format: OutputFormat,
     out: W,
 ) -> Result<u64> {
+    write_query_fitted(ctx, sql, format, Fit::default(), out).await
+}
+
+/// [`write_query`] whose table (or line) layout shows what `fit` allows.
+pub async fn write_query_fitted<W: Write + Send>(
+    ctx: &SessionContext,
+    sql: &str,
+    format: OutputFormat,
+    fit: Fit,
+    out: W,
+) -> Result<u64> {
     let mut stream = run_script(ctx, sql).await?;
     let schema: SchemaRef = stream.schema();
-    let mut writer = ResultWriter::try_new(out, schema, format)?;
+    let mut writer = ResultWriter::try_new_fitted(out, schema, format, fit)?;
     let mut rows = 0u64;
     while let Some(batch) = stream.next().await {
         let batch = batch?;

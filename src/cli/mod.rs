@@ -5,6 +5,7 @@ mod convert;
 mod export;
 mod import;
 mod query;
+mod shell;
 mod synth;
 mod tables;
 
@@ -31,6 +32,7 @@ enum Command {
     Tables(tables::TablesArgs),
     Synth(synth::SynthArgs),
     Import(import::ImportArgs),
+    Shell(shell::ShellArgs),
 }
 
 /// Run the command line; never panics on bad input.
@@ -55,6 +57,7 @@ pub fn main() -> ExitCode {
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
             Command::Import(args) => import::run(args),
+            Command::Shell(args) => shell::run(args).await,
         }
     });
     match result {
@@ -64,6 +67,9 @@ pub fn main() -> ExitCode {
 }
 
 fn exit_for(e: &anyhow::Error) -> ExitCode {
+    if let Some(shell::Reported(code)) = e.downcast_ref::<shell::Reported>() {
+        return ExitCode::from(*code);
+    }
     let broken_pipe = e.chain().any(|cause| {
         cause
             .downcast_ref::<std::io::Error>()

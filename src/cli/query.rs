@@ -32,9 +32,12 @@ pub struct QueryArgs {
     /// A window directory or an archive of window_id=N folders (default: the built-in demo)
     #[arg(short, long, value_name = "PATH")]
     window: Option<PathBuf>,
-    /// Output format: table, csv, json, ndjson, parquet (default: from --output's extension, else table)
+    /// Output format: table, csv, json, ndjson, parquet, line (default: from --output's extension, else table)
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
+    /// Width the table may take on stdout (default: the terminal's; values are cut with `…`)
+    #[arg(long, value_name = "N")]
+    max_width: Option<usize>,
     /// Write the result to FILE (atomically) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
@@ -74,10 +77,21 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
             if format.is_binary() && stdout.is_terminal() {
                 bail!("parquet output is binary: pass --output FILE or redirect stdout");
             }
-            tracesql::query::write_query(
+            // On a terminal the table shares its width; piped, every value is whole.
+            let max_width = match args.max_width {
+                Some(n) => Some(n),
+                None if stdout.is_terminal() => tracesql::sink::table::terminal_width(),
+                None => None,
+            };
+            let fit = tracesql::sink::Fit {
+                max_width,
+                max_rows: None,
+            };
+            tracesql::query::write_query_fitted(
                 &ctx,
                 &sql,
                 format,
+                fit,
                 std::io::BufWriter::new(QuietPipe(stdout)),
             )
             .await?;

@@ -1,22 +1,20 @@
 //! Stage `sink`: encode query results. Writers follow arrow's shape (`try_new(writer,
 //! schema)` -> `write(&batch)` -> `finish()`) and stream, except the aligned table, which
-//! needs every row to size its columns.
+//! needs every row it shows to size its columns (`table`: the layouts fitted to a width).
 
 pub mod chrome;
 pub mod json_text;
 pub mod perfetto;
+pub mod table;
 
 use std::io::Write;
 use std::str::FromStr;
 
-use std::sync::Arc;
-
-use datafusion::arrow::array::{ArrayRef, AsArray, StringArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
-use datafusion::arrow::util::pretty::pretty_format_batches;
 use parquet::arrow::ArrowWriter;
+
+pub use self::table::Fit;
 
 use crate::error::Error;
 use crate::Result;
@@ -32,10 +30,13 @@ pub enum OutputFormat {
     /// One JSON object per line.
     Ndjson,
     Parquet,
+    /// One `column = value` line per value, a blank line between rows.
+    Line,
 }
 
 impl OutputFormat {
-    pub const NAMES: &'static [&'static str] = &["table", "csv", "json", "ndjson", "parquet"];
+    pub const NAMES: &'static [&'static str] =
+        &["table", "csv", "json", "ndjson", "parquet", "line"];
 
     /// Whether the format is binary (never written to a terminal).
     pub fn is_binary(self) -> bool {
@@ -53,6 +54,7 @@ impl FromStr for OutputFormat {
             "json" => OutputFormat::Json,
             "ndjson" => OutputFormat::Ndjson,
             "parquet" => OutputFormat::Parquet,
+            "line" => OutputFormat::Line,
             other => {
                 return Err(Error::Usage(format!(
                     "unknown format `{other}` (expected one of {})",
@@ -69,7 +71,8 @@ pub struct ResultWriter<W: Write + Send> {
 }
 
 enum Inner<W: Write + Send> {
-    Table { out: W, batches: Vec<RecordBatch> },
+    Table(table::TableWriter<W>),
+    Line(table::LineWriter<W>),
     Csv(Box<datafusion::arrow::csv::Writer<W>>),
     Json { out: W, rows: usize },
     Ndjson(datafusion::arrow::json::LineDelimitedWriter<W>),
@@ -77,12 +80,22 @@ enum Inner<W: Write + Send> {
 }
 
 impl<W: Write + Send> ResultWriter<W> {
+    /// A writer that shows every row and value in full.
     pub fn try_new(out: W, schema: SchemaRef, format: OutputFormat) -> Result<Self> {
+        Self::try_new_fitted(out, schema, format, Fit::default())
+    }
+
+    /// A writer whose text layouts (table, line) show what `fit` allows; the other formats
+    /// are never cut.
+    pub fn try_new_fitted(
+        out: W,
+        schema: SchemaRef,
+        format: OutputFormat,
+        fit: Fit,
+    ) -> Result<Self> {
         let inner = match format {
-            OutputFormat::Table => Inner::Table {
-                out,
-                batches: Vec::new(),
-            },
+            OutputFormat::Table => Inner::Table(table::TableWriter::new(out, schema, fit)),
+            OutputFormat::Line => Inner::Line(table::LineWriter::new(out, schema, fit.max_rows)),
             OutputFormat::Csv => Inner::Csv(Box::new(datafusion::arrow::csv::Writer::new(out))),
             OutputFormat::Json => Inner::Json { out, rows: 0 },
             OutputFormat::Ndjson => {
@@ -98,7 +111,8 @@ impl<W: Write + Send> ResultWriter<W> {
 
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         match &mut self.inner {
-            Inner::Table { batches, .. } => batches.push(batch.clone()),
+            Inner::Table(w) => w.write(batch)?,
+            Inner::Line(w) => w.write(batch)?,
             Inner::Csv(w) => w.write(batch)?,
             Inner::Json { out, rows } => {
                 // One array across batches: arrow's ArrayWriter brackets each call alone.
@@ -124,15 +138,8 @@ impl<W: Write + Send> ResultWriter<W> {
     /// Write what remains (table body, closing bracket, Parquet footer) and flush.
     pub fn finish(self) -> Result<()> {
         match self.inner {
-            Inner::Table { mut out, batches } => {
-                let shown = batches
-                    .iter()
-                    .map(shorten_long_text)
-                    .collect::<Result<Vec<_>>>()?;
-                let text = pretty_format_batches(&shown)?;
-                writeln!(out, "{text}").map_err(io_error)?;
-                out.flush().map_err(io_error)
-            }
+            Inner::Table(w) => w.finish(),
+            Inner::Line(w) => w.finish(),
             Inner::Csv(w) => w.into_inner().flush().map_err(io_error),
             Inner::Json { mut out, rows } => {
                 let close: &[u8] = if rows == 0 { b"[]\n" } else { b"\n]\n" };
@@ -151,64 +158,6 @@ impl<W: Write + Send> ResultWriter<W> {
     }
 }
 
-/// Longest text cell the aligned table shows in full; longer ones (demangled C++ kernel names
-/// run to hundreds of characters) end in `…`. The other formats always carry full values.
-pub const TABLE_CELL_MAX_CHARS: usize = 80;
-
-fn shorten_long_text(batch: &RecordBatch) -> Result<RecordBatch> {
-    let columns = batch
-        .columns()
-        .iter()
-        .map(|column| {
-            if !crate::schema::is_text(column.data_type()) {
-                return Ok(column.clone());
-            }
-            let text = cast(column, &DataType::Utf8)?;
-            let text = text.as_string::<i32>();
-            let shown: StringArray = text.iter().map(|v| v.map(shorten)).collect();
-            Ok(Arc::new(shown) as ArrayRef)
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let fields: Vec<Field> = batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(&columns)
-        .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
-        .collect();
-    Ok(RecordBatch::try_new(
-        Arc::new(Schema::new(fields)),
-        columns,
-    )?)
-}
-
-fn shorten(text: &str) -> String {
-    match text.char_indices().nth(TABLE_CELL_MAX_CHARS - 1) {
-        Some((cut, _)) if text.chars().count() > TABLE_CELL_MAX_CHARS => {
-            format!("{}…", &text[..cut])
-        }
-        _ => text.to_string(),
-    }
-}
-
 fn io_error(e: std::io::Error) -> Error {
     Error::Write(e)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn table_cells_over_the_limit_end_in_an_ellipsis() {
-        let long = "k".repeat(TABLE_CELL_MAX_CHARS + 5);
-        let short = shorten(&long);
-        assert_eq!(short.chars().count(), TABLE_CELL_MAX_CHARS);
-        assert!(short.ends_with('…'));
-        assert_eq!(shorten("gemm"), "gemm");
-        assert_eq!(
-            shorten(&"é".repeat(TABLE_CELL_MAX_CHARS)),
-            "é".repeat(TABLE_CELL_MAX_CHARS)
-        );
-    }
 }

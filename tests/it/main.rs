@@ -10,5 +10,6 @@ mod import;
 mod outputs;
 mod perfetto;
 mod schema_errors;
+mod shell;
 mod support;
 mod views;
