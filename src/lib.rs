@@ -6,17 +6,19 @@
 //!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
-//!   -> export   : run the sql/export/ plans of a window, stream them into the Chrome sink
+//!   -> export   : run the sql/export/ plans of a window (their `-- @export` manifest), stream
+//!                 them into the Chrome or the Perfetto sink
 //!   -> convert  : export every window of an archive, in parallel, one output per window
-//!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet)
-//!   -> file     : atomic write (temp + rename)
+//!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet; Chrome JSON; Perfetto)
+//!   -> file     : atomic write (temp + rename); one-member gzip compressed in parallel
 //! ```
 //!
 //! `shell` is an interactive session over these stages (statements, dot-commands, exports).
 //!
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
-//! turns PyTorch profiler (Kineto) traces into windows; `cli` wires the stages for the binary
-//! and holds no logic of its own.
+//! turns PyTorch profiler (Kineto) traces into windows; `memory` is the malloc policy of the
+//! commands that export; `profile` the diagnostics the CLI switches on; `cli` wires the
+//! stages for the binary and holds no logic of its own.
 
 pub mod error;
 pub mod schema;
@@ -37,7 +39,8 @@ pub mod file;
 
 pub mod shell;
 
-mod profile;
+pub mod memory;
+pub mod profile;
 
 pub mod demo;
 pub mod import;

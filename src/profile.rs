@@ -1,16 +1,40 @@
-//! `TRACESQL_PROFILE=1`: each stage's wall and CPU time and the process's memory, on stderr.
-//! Where a command spends its time and memory; CPU time stays honest on a busy machine.
-//! `TRACESQL_EXPLAIN=PLAN`: an export prints `EXPLAIN ANALYZE` of the plan named PLAN.
+//! Diagnostics, on stderr: each stage's wall and CPU time and the process's memory (where a
+//! command spends its time and memory; CPU time stays honest on a busy machine), and
+//! `EXPLAIN ANALYZE` of one export plan. What to print is set once, by the CLI
+//! (`--profile`, `--explain PLAN`, `--plan-jobs N`, or their `TRACESQL_*` variables), with
+//! [`configure`]; the library reads no environment.
 
 use std::sync::OnceLock;
 
 use datafusion::prelude::DataFrame;
 use std::time::Instant;
 
-/// Whether TRACESQL_PROFILE is set (read once).
+/// What the diagnostics print, for the whole process.
+#[derive(Clone, Debug, Default)]
+pub struct Diagnostics {
+    /// print each stage's time and memory
+    pub stages: bool,
+    /// print `EXPLAIN ANALYZE` of the export plan of this name
+    pub explain: Option<String>,
+    /// export plans encoded at once (default: one per core); 1 gives per-plan profiles that
+    /// add up
+    pub plan_jobs: Option<usize>,
+}
+
+static SETTINGS: OnceLock<Diagnostics> = OnceLock::new();
+
+/// Set the diagnostics, before any stage runs; later calls change nothing.
+pub fn configure(diagnostics: Diagnostics) {
+    let _ = SETTINGS.set(diagnostics);
+}
+
+pub(crate) fn settings() -> &'static Diagnostics {
+    SETTINGS.get_or_init(Diagnostics::default)
+}
+
+/// Whether stage profiles are printed.
 pub(crate) fn enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var_os("TRACESQL_PROFILE").is_some())
+    settings().stages
 }
 
 /// A stage's start.
@@ -77,13 +101,13 @@ fn memory_mb() -> (u64, u64) {
     (field("VmRSS:"), field("VmHWM:"))
 }
 
-/// With `TRACESQL_EXPLAIN=<name>`, print `EXPLAIN ANALYZE` of the plan `name` (`frame`;
-/// it runs once more): where a plan spends its time.
+/// With `--explain <name>`, print `EXPLAIN ANALYZE` of the plan `name` (`frame`; it runs
+/// once more): where a plan spends its time.
 pub(crate) async fn explain(
     name: &str,
     frame: impl AsyncFnOnce() -> crate::Result<DataFrame>,
 ) -> crate::Result<()> {
-    if std::env::var("TRACESQL_EXPLAIN").is_ok_and(|p| p == name) {
+    if settings().explain.as_deref() == Some(name) {
         let rows = frame().await?.explain(false, true)?.collect().await?;
         eprintln!(
             "{}",

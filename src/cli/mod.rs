@@ -22,6 +22,15 @@ use tracesql::window::Window;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print each stage's wall and CPU time and the memory in use, on stderr
+    #[arg(long, global = true, env = "TRACESQL_PROFILE")]
+    profile: bool,
+    /// Print EXPLAIN ANALYZE of the export plan PLAN (e.g. chrome_kernel) as it runs
+    #[arg(long, global = true, value_name = "PLAN", env = "TRACESQL_EXPLAIN")]
+    explain: Option<String>,
+    /// Export plans encoded at once (default: one per core; 1 gives stage profiles that add up)
+    #[arg(long, global = true, value_name = "N", env = "TRACESQL_EXPORT_JOBS")]
+    plan_jobs: Option<usize>,
 }
 
 #[derive(Subcommand)]
@@ -38,7 +47,18 @@ enum Command {
 /// Run the command line; never panics on bad input.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracesql::export::map_large_allocations();
+    tracesql::profile::configure(tracesql::profile::Diagnostics {
+        stages: cli.profile,
+        explain: cli.explain.clone(),
+        plan_jobs: cli.plan_jobs,
+    });
+    // The commands that export hold large row sets: their freed buffers leave the resident set.
+    if matches!(
+        cli.command,
+        Command::Export(_) | Command::Convert(_) | Command::Shell(_)
+    ) {
+        tracesql::memory::map_large_allocations();
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -10,7 +10,6 @@ mod manifest;
 mod pftrace;
 mod segments;
 mod shared_rows;
-pub use shared_rows::map_large_allocations;
 mod trace_doc;
 mod udf;
 
@@ -168,7 +167,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let (head, tail) = (document_head(&head), document_tail(&tail));
     drop(doc);
     drop(text);
-    shared_rows::return_free_memory();
+    crate::memory::return_free_memory();
     started.report("chrome_cpu_event");
 
     // A --sql script's views may read any shared view at any time: then all are kept.

@@ -171,10 +171,9 @@ pub(crate) async fn plan_segments(
 /// Run `jobs`, as many at a time as there are cores; each gives stretches with their place
 /// in the document. The stretches, in document order.
 pub(crate) async fn encode_all<'a>(jobs: Vec<Job<'a>>) -> Result<Vec<Segment>> {
-    let parallel = match std::env::var("TRACESQL_EXPORT_JOBS") {
-        // TRACESQL_EXPORT_JOBS=1 runs the jobs one by one: profiles that add up.
-        Ok(jobs) => jobs.parse().unwrap_or(1).max(1),
-        Err(_) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+    let parallel = match crate::profile::settings().plan_jobs {
+        Some(jobs) => jobs.max(1),
+        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     // Unordered, so a long job does not hold back the start of the ones after it.
     let mut running = futures::stream::iter(jobs).buffer_unordered(parallel);

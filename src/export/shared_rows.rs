@@ -132,32 +132,8 @@ async fn release(ctx: &SessionContext, name: &str) -> Result<()> {
     if let Some(held) = (table.as_ref() as &dyn std::any::Any).downcast_ref::<HeldRows>() {
         *held.rows.lock().await = Rows::Released;
     }
-    return_free_memory();
+    crate::memory::return_free_memory();
     Ok(())
-}
-
-/// Give the memory malloc holds free back to the system, after a large table is dropped:
-/// glibc keeps freed memory in per-thread arenas, so a long export's resident size would
-/// only grow.
-pub(crate) fn return_free_memory() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: malloc_trim only releases memory malloc holds free.
-    unsafe {
-        libc::malloc_trim(0);
-    }
-}
-
-/// Serve allocations of 1 MiB and more (Arrow buffers, batches being built) with their own
-/// memory mappings, returned to the system when freed. Left to itself, glibc raises that
-/// threshold after the first such free, up to 32 MiB, and keeps later large buffers in its
-/// heap, where freed memory stays resident: a 10 M-event Chrome export peaked ~100 MB
-/// higher. Call before any threads start.
-pub fn map_large_allocations() {
-    #[cfg(target_env = "gnu")]
-    // SAFETY: mallopt only changes malloc's policy for later allocations.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 1 << 20);
-    }
 }
 
 /// The shared views and who reads them: the export plans, and the shared views whose
@@ -261,7 +237,7 @@ impl Readers {
                 *held.rows.lock().await = Rows::Released;
             }
         }
-        return_free_memory();
+        crate::memory::return_free_memory();
         Ok(())
     }
 }

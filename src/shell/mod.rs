@@ -300,6 +300,7 @@ impl Shell {
             file.commit()?;
         }
         if let Some(path) = path {
+            crate::file::refuse_writing_into(&path, &[&self.window.root], ".output")?;
             let file = AtomicFile::create(&path)?;
             self.output = Some((path, file));
         }
@@ -308,10 +309,14 @@ impl Shell {
 
     /// Text of a dot-command (`.tables`, `.schema`) to where results go.
     fn write_text(&mut self, text: &str) -> Result<()> {
-        let mut out = run::sink(&mut self.output);
-        out.write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::io("<output>", e))
+        let written = {
+            let mut out = run::sink(&mut self.output);
+            out.write_all(text.as_bytes()).and_then(|()| out.flush())
+        };
+        written.map_err(|e| match &self.output {
+            Some((path, _)) => Error::io(path, e),
+            None => Error::io("<stdout>", e),
+        })
     }
 
     async fn tables(&mut self) -> Result<()> {

@@ -283,7 +283,7 @@ fn left_out(out: &mut impl Write, shown: u64, total: u64) -> Result<()> {
 }
 
 fn io_error(e: std::io::Error) -> Error {
-    Error::io("<output>", e)
+    Error::Write(e)
 }
 
 #[cfg(test)]

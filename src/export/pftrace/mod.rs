@@ -116,7 +116,7 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let device_properties = doc.member("deviceProperties").map(str::to_string);
     drop(doc);
     drop(trace_text);
-    shared_rows::return_free_memory();
+    crate::memory::return_free_memory();
     profile.mark("cpu slices");
     let (api, api_pid) = slices::api_slices(&ctx, &mut tracks, &mut names, &mut interned).await?;
     groups.extend(api);
