@@ -110,9 +110,9 @@ fn exit_for(e: &anyhow::Error) -> ExitCode {
     }
 }
 
-/// Open `--window PATH` (or the built-in demo window, saying so on stderr) and register it.
-pub async fn open_catalog(window: Option<&Path>) -> anyhow::Result<(Window, SessionContext)> {
-    let path: PathBuf = match window {
+/// `--window PATH`, or the built-in demo window (saying so on stderr).
+pub fn window_or_demo(window: Option<&Path>) -> anyhow::Result<PathBuf> {
+    Ok(match window {
         Some(p) => p.to_path_buf(),
         None => {
             let demo = tracesql::demo::demo_window()?;
@@ -122,7 +122,12 @@ pub async fn open_catalog(window: Option<&Path>) -> anyhow::Result<(Window, Sess
             );
             demo
         }
-    };
+    })
+}
+
+/// Open `--window PATH` (or the built-in demo window, saying so on stderr) and register it.
+pub async fn open_catalog(window: Option<&Path>) -> anyhow::Result<(Window, SessionContext)> {
+    let path = window_or_demo(window)?;
     let window = Window::open(&path)?;
     for warning in &window.warnings {
         eprintln!("{warning}");

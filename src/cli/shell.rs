@@ -44,17 +44,7 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 pub async fn run(args: ShellArgs) -> anyhow::Result<()> {
-    let window = match args.window {
-        Some(path) => path,
-        None => {
-            let demo = tracesql::demo::demo_window()?;
-            eprintln!(
-                "using the built-in demo window ({}); pass --window DIR for your own",
-                demo.display()
-            );
-            demo
-        }
-    };
+    let window = super::window_or_demo(args.window.as_deref())?;
     let outcome = tracesql::shell::run(ShellConfig {
         window,
         keep_going: args.keep_going,
