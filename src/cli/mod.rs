@@ -54,7 +54,7 @@ pub fn main() -> ExitCode {
             Command::Convert(args) => convert::run(args).await,
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
-            Command::Import(args) => import::run(args),
+            Command::Import(args) => import::run(args).await,
         }
     });
     match result {

@@ -9,6 +9,7 @@
 //! ```
 
 pub mod kineto;
+pub mod nsys;
 
 use crate::profile::Clock;
 use std::collections::BTreeMap;
