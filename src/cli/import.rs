@@ -39,7 +39,7 @@ pub struct KinetoArgs {
 
 /// Import Nsight Systems reports (`nsys export --type sqlite`, or a `--type parquetdir`
 /// folder): one window per (report, process that did GPU work). Several windows make an
-/// archive partitioned by report name and process id.
+/// archive: DIR/report=NAME/process=PID/window_id=NNNNNN/.
 ///
 /// Example:
 ///   nsys export --type sqlite -o run.sqlite run.nsys-rep

@@ -7,6 +7,7 @@ mod convert;
 mod export;
 mod filter;
 mod import;
+mod import_nsys;
 mod perfetto;
 mod schema_errors;
 mod support;

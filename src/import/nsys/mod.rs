@@ -138,7 +138,7 @@ pub async fn import_nsys(
                 let id = next_id.entry((name.clone(), pid)).or_insert(0);
                 *id += 1;
                 let rel = Path::new(&format!("report={name}"))
-                    .join(format!("pid={pid}"))
+                    .join(format!("process={pid}"))
                     .join(format!("window_id={:06}", *id));
                 (staging.tmp.join(&rel), config.output.join(&rel), *id)
             } else {
