@@ -8,6 +8,7 @@ mod export;
 mod filter;
 mod import;
 mod import_nsys;
+mod import_nsys_faults;
 mod perfetto;
 mod schema_errors;
 mod support;

@@ -120,7 +120,7 @@ fn write_json(out: &mut impl Write, side: &CpuSide<'_>) -> Result<u64> {
                 json_str(name),
                 side.pid,
                 tids.value(i),
-                micros(ts.value(i) - side.base_ns),
+                micros(ts.value(i).saturating_sub(side.base_ns)),
                 micros(dur.value(i))
             ),
         );

@@ -86,7 +86,9 @@ pub async fn import_nsys(
     let mut windows = Vec::new();
     for input in &config.inputs {
         let started = Instant::now();
+        let mut stage = crate::profile::Clock::start();
         let report = load::load(input)?;
+        stage.mark("nsys load");
         if source::GPU_OPS.iter().all(|t| report.absent.contains(t)) {
             return Err(Error::MissingReportTable {
                 file: input.clone(),
@@ -94,7 +96,9 @@ pub async fn import_nsys(
             });
         }
         let ctx = register::context(&report).await?;
+        stage.mark("nsys register");
         let mapped = map::run(&ctx).await?;
+        stage.mark("nsys map");
         let processes = &mapped.processes;
         if processes.num_rows() == 0 {
             return Err(Error::BadReport {
@@ -172,6 +176,7 @@ pub async fn import_nsys(
                 stats,
                 warnings: std::mem::take(&mut warnings),
             };
+            stage.mark("nsys window");
             on_window(&w);
             windows.push(w);
         }

@@ -27,8 +27,27 @@ pub async fn context(report: &Report) -> Result<SessionContext> {
         ctx.sql(object.text)
             .await
             .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+        if MATERIALIZED.contains(&object.name) {
+            materialize(&ctx, object.name).await?;
+        }
     }
     Ok(ctx)
+}
+
+/// Views computed once and replaced by their rows before the views that read them are
+/// created: every mapping reads them, and planning them into each mapping again doubled the
+/// import's time (a one-kernel report in the dev build: 1.6 s -> 0.8 s, mapping 1.37 -> 0.49 s).
+const MATERIALIZED: &[&str] = &["nsys_session", "_nsys_enum", "_nsys_api"];
+
+async fn materialize(ctx: &SessionContext, name: &str) -> Result<()> {
+    let frame = ctx
+        .table(datafusion::common::TableReference::bare(name))
+        .await?;
+    let schema = frame.schema().inner().clone();
+    let batches = frame.collect().await?;
+    let batch = datafusion::arrow::compute::concat_batches(&schema, &batches)?;
+    ctx.deregister_table(datafusion::common::TableReference::bare(name))?;
+    register(ctx, name, batch)
 }
 
 fn register(ctx: &SessionContext, name: &str, batch: RecordBatch) -> Result<()> {
