@@ -13,8 +13,8 @@
 //! ```
 //!
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
-//! turns PyTorch profiler (Kineto) traces into windows; `cli` wires the stages for the binary
-//! and holds no logic of its own.
+//! turns PyTorch profiler (Kineto) traces and Nsight Systems reports into windows; `cli` wires
+//! the stages for the binary and holds no logic of its own.
 
 pub mod error;
 pub mod schema;

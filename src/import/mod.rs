@@ -6,6 +6,9 @@
 //!                     -> layout : one trace  -> DIR/
 //!                                 several    -> DIR/rank=R/window_id=NNNNNN/
 //!                     -> file   : written under DIR.tmp, renamed to DIR when every trace is in
+//! REPORT.sqlite|DIR... -> nsys : one window per (report, process that did GPU work)
+//!                     -> layout : one window -> DIR/
+//!                                 several    -> DIR/report=NAME/process=PID/window_id=NNNNNN/
 //! ```
 
 pub mod kineto;
