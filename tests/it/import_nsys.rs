@@ -134,6 +134,8 @@ pub fn build(path: &Path, schema: &str, rows: &str) {
 pub fn two_processes() -> String {
     let (a, b) = (gpid(100), gpid(200));
     let (a1, a2, b1) = (gtid(100, 100), gtid(100, 101), gtid(200, 200));
+    // pid 300 only calls the API: no window, one warning
+    let c1 = gtid(300, 300);
     format!(
         r#"
 INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'cuLaunchKernel'),
@@ -146,7 +148,7 @@ INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
   (1000, 2000, 0, {a1}, 1, 1, 0, NULL), (2100, 2200, 0, {a1}, 2, 5, 0, NULL),
   (2300, 2400, 1, {a2}, 3, 2, 0, NULL), (2500, 9000, 0, {a1}, 4, 8, 0, NULL),
   (2600, 2700, 0, {a1}, 5, 10, 0, NULL),
-  (1500, 2500, 0, {b1}, 1, 1, 0, NULL);
+  (1500, 2500, 0, {b1}, 1, 1, 0, NULL), (100, 200, 0, {c1}, 1, 1, 0, NULL);
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, "end", deviceId, contextId, streamId,
   correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ,
   blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, graphNodeId) VALUES

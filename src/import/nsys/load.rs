@@ -352,3 +352,59 @@ fn lossy<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> ArrayRef {
     }
     Arc::new(b.finish())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, Int64Array, StringArray};
+
+    fn cells(ty: Ty, values: &[ValueRef<'_>]) -> ArrayRef {
+        let mut b = Builder::new(ty);
+        for v in values {
+            b.push(*v);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn sqlite_cells_of_any_storage_class_convert_or_read_as_null() {
+        let ints = cells(
+            Ty::Int,
+            &[
+                ValueRef::Integer(7),
+                ValueRef::Real(3.0),
+                ValueRef::Real(2.5),
+                ValueRef::Text(b" 12 "),
+                ValueRef::Text(b"soon"),
+                ValueRef::Blob(b"\x01"),
+                ValueRef::Null,
+            ],
+        );
+        let ints = ints.as_any().downcast_ref::<Int64Array>().unwrap();
+        let got: Vec<Option<i64>> = ints.iter().collect();
+        assert_eq!(got, [Some(7), Some(3), None, Some(12), None, None, None]);
+        let texts = cells(
+            Ty::Text,
+            &[
+                ValueRef::Text(b"caf\xe9"),
+                ValueRef::Integer(5),
+                ValueRef::Null,
+            ],
+        );
+        let texts = texts.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(texts.value(0), "caf\u{fffd}");
+        assert_eq!(texts.value(1), "5");
+        assert!(texts.is_null(2));
+    }
+
+    #[test]
+    fn parquet_binary_text_is_read_lossily_and_floats_are_refused_as_integers() {
+        let binary: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&b"ok\xff"[..]), None]));
+        let text = convert(&binary, Ty::Text).unwrap();
+        let text = text.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(text.value(0), "ok\u{fffd}");
+        assert!(text.is_null(1));
+        let floats: ArrayRef = Arc::new(datafusion::arrow::array::Float64Array::from(vec![1.0]));
+        assert_eq!(convert(&floats, Ty::Int).unwrap_err(), "Float64");
+    }
+}

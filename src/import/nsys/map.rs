@@ -83,6 +83,8 @@ pub struct Mapped {
     pub devices: RecordBatch,
     /// API calls whose name the cbid table lacks (NULL cbid), all processes.
     pub unknown_api_names: u64,
+    /// Processes with CUDA API calls but no GPU work (they get no window).
+    pub skipped_processes: u64,
 }
 
 /// Run every view of the report.
@@ -117,6 +119,20 @@ pub async fn run(ctx: &SessionContext) -> Result<Mapped> {
         threads: collect(ctx, "SELECT * FROM nsys_thread ORDER BY _global_pid, tid").await?,
         devices: collect(ctx, "SELECT * FROM nsys_device ORDER BY id").await?,
         unknown_api_names,
+        skipped_processes: {
+            let b = collect(
+                ctx,
+                "SELECT count(DISTINCT _global_pid) AS n FROM _nsys_api \
+                 WHERE _global_pid NOT IN (SELECT global_pid FROM nsys_process)",
+            )
+            .await?;
+            let n = ints(&b, "n")?;
+            if n.is_empty() || n.is_null(0) {
+                0
+            } else {
+                n.value(0) as u64
+            }
+        },
     })
 }
 

@@ -121,6 +121,12 @@ pub async fn import_nsys(
                 mapped.unknown_api_names
             ));
         }
+        if mapped.skipped_processes > 0 {
+            warnings.push(format!(
+                "{} processes made CUDA API calls but did no GPU work: they get no window",
+                mapped.skipped_processes
+            ));
+        }
         let epoch = epoch_ns(&ctx).await?;
         let name = report_name(input);
         let gpids = map::ints(processes, "global_pid")?.clone();
