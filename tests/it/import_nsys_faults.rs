@@ -8,7 +8,7 @@ use std::process::Command;
 
 use tracesql::import::nsys::{import_nsys, NsysConfig};
 
-use crate::import_nsys::{build, to_parquetdir, two_processes, SCHEMA_3X};
+use crate::nsys_reports::{build, to_parquetdir, two_processes, SCHEMA_3X};
 use crate::support::rows;
 
 fn cli_fails(report: &Path, output: &Path, needle: &str) {

@@ -9,6 +9,7 @@ mod filter;
 mod import;
 mod import_nsys;
 mod import_nsys_faults;
+mod nsys_reports;
 mod perfetto;
 mod schema_errors;
 mod support;
