@@ -230,32 +230,57 @@ impl Builder {
 
 // ---- parquetdir ------------------------------------------------------------------------
 
-/// `nsys export --type parquetdir`: one `<TABLE>.parquet` file per table in the folder.
+/// `nsys export --type parquetdir`: one `<TABLE>.parquet` per table in the folder; a table
+/// may also be a folder `<TABLE>/` (or `<TABLE>.parquet/`) of Parquet parts, read in name
+/// order.
 fn load_parquetdir(dir: &Path) -> Result<Report> {
-    let mut files: Vec<(String, PathBuf)> = Vec::new();
+    let mut tables: Vec<(String, Vec<PathBuf>)> = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let p = entry.path();
-        if p.extension().is_some_and(|e| e == "parquet") {
-            if let Some(stem) = p.file_stem().and_then(|s| s.to_str()) {
-                files.push((stem.to_string(), p.clone()));
+        let p = entry.map_err(|e| Error::io(dir, e))?.path();
+        let is_parquet = p.extension().is_some_and(|e| e == "parquet");
+        let stem = if is_parquet {
+            p.file_stem()
+        } else {
+            p.file_name()
+        };
+        let Some(stem) = stem.and_then(|s| s.to_str()).map(str::to_string) else {
+            continue;
+        };
+        if p.is_dir() {
+            let mut parts: Vec<PathBuf> = std::fs::read_dir(&p)
+                .map_err(|e| Error::io(&p, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|e| e == "parquet"))
+                .collect();
+            parts.sort();
+            if !parts.is_empty() {
+                tables.push((stem, parts));
             }
+        } else if is_parquet {
+            tables.push((stem, vec![p]));
         }
     }
-    if files.is_empty() {
+    if tables.is_empty() {
         return Err(bad(
             dir,
             "not an nsys report (neither an SQLite file nor a folder of .parquet tables)",
         ));
     }
     assemble(dir, |source| {
-        let Some((_, file)) = files
+        let Some((_, parts)) = tables
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(source.name))
         else {
             return Ok(None);
         };
-        read_parquet_table(file, source).map(Some)
+        let mut batches = Vec::new();
+        for part in parts {
+            batches.push(read_parquet_table(part, source)?);
+        }
+        Ok(Some(datafusion::arrow::compute::concat_batches(
+            &schema_of(source),
+            &batches,
+        )?))
     })
 }
 
