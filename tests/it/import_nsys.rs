@@ -209,6 +209,7 @@ async fn processes_become_an_archive_and_correlation_ids_never_join_across_them(
             "100|1|cudaLaunchKernel|kernel|1",
             "100|2|cudaMemcpyAsync|gpu_memcpy|1",
             "100|3|cuLaunchKernel|kernel|2",
+            "100|6|cudaMemsetAsync|gpu_memset|1",
             "200|1|cudaLaunchKernel|kernel|1",
         ]
     );
@@ -234,6 +235,20 @@ async fn processes_become_an_archive_and_correlation_ids_never_join_across_them(
         )
         .await,
         ["1|1|3|4096|0"]
+    );
+    // the memset's device memory kind (nsys 2) is CUPTI's 3; the event record keeps its id
+    assert_eq!(
+        rows(&ctx, "SELECT memory_kind, bytes, value FROM gpu_memset").await,
+        ["3|64|0"]
+    );
+    assert_eq!(
+        rows(
+            &ctx,
+            "SELECT correlation_id, event_id, stream_id, start_ns - 1700000000000000000, \
+             cuda_event_sync_id FROM cuda_event"
+        )
+        .await,
+        ["7|5|7|3100|0"]
     );
     assert_eq!(
         rows(

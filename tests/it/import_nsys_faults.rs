@@ -65,7 +65,8 @@ fn a_report_without_gpu_work_or_that_is_no_report_fails_cleanly() {
     let report = good_report(tmp.path());
     sql(
         &report,
-        "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY;",
+        "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL; DELETE FROM CUPTI_ACTIVITY_KIND_MEMCPY; \
+         DELETE FROM CUPTI_ACTIVITY_KIND_MEMSET;",
     );
     cli_fails(&report, &tmp.path().join("w"), "no process did GPU work");
     sql(

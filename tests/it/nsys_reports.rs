@@ -46,6 +46,9 @@ CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, "end" INTEGER 
 CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, "end" INTEGER NOT NULL,
   deviceId INTEGER, contextId INTEGER, greenContextId INTEGER, streamId INTEGER,
   correlationId INTEGER, globalPid INTEGER, syncType INTEGER, eventId INTEGER);
+CREATE TABLE CUPTI_ACTIVITY_KIND_CUDA_EVENT (start INTEGER, "end" INTEGER, deviceId INTEGER,
+  contextId INTEGER, greenContextId INTEGER, streamId INTEGER, correlationId INTEGER,
+  globalPid INTEGER, eventId INTEGER);
 CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, "end" INTEGER, eventType INTEGER NOT NULL,
   rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER,
   endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
@@ -110,14 +113,16 @@ pub fn two_processes() -> String {
         r#"
 INSERT INTO StringIds VALUES (1, 'cudaLaunchKernel_v7000'), (2, 'cuLaunchKernel'),
   (3, 'void gemm<float>(float*)'), (4, 'gemm'), (5, 'cudaMemcpyAsync_v3020'), (6, 'epoch'),
-  (7, 'main'), (8, 'cudaStreamSynchronize_v3020'), (9, 'worker'), (10, 'cudaFutureCall_v99000');
+  (7, 'main'), (8, 'cudaStreamSynchronize_v3020'), (9, 'worker'), (10, 'cudaFutureCall_v99000'),
+  (11, 'cudaMemsetAsync_v3020'), (12, 'cudaEventRecord_v3020');
 INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (1700000000000000000, '', '');
 INSERT INTO PROCESSES VALUES ({a}, 100, 'trainer'), ({b}, 200, 'server');
 INSERT INTO ThreadNames VALUES (7, 0, {a1}), (9, 0, {a2});
 INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES
   (1000, 2000, 0, {a1}, 1, 1, 0, NULL), (2100, 2200, 0, {a1}, 2, 5, 0, NULL),
   (2300, 2400, 1, {a2}, 3, 2, 0, NULL), (2500, 9000, 0, {a1}, 4, 8, 0, NULL),
-  (2600, 2700, 0, {a1}, 5, 10, 0, NULL),
+  (2600, 2700, 0, {a1}, 5, 10, 0, NULL), (2800, 2850, 0, {a1}, 6, 11, 0, NULL),
+  (2860, 2870, 0, {a1}, 7, 12, 0, NULL),
   (1500, 2500, 0, {b1}, 1, 1, 0, NULL), (100, 200, 0, {c1}, 1, 1, 0, NULL);
 INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, "end", deviceId, contextId, streamId,
   correlationId, globalPid, demangledName, shortName, registersPerThread, gridX, gridY, gridZ,
@@ -129,6 +134,9 @@ INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, "end", deviceId, contextId, strea
 INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, "end", deviceId, contextId, streamId,
   correlationId, globalPid, bytes, copyKind, srcKind, dstKind, srcDeviceId, dstDeviceId)
   VALUES (2150, 2900, 0, 1, 7, 2, {a}, 4096, 1, 0, 2, NULL, 0);
+INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, "end", deviceId, contextId, streamId,
+  correlationId, globalPid, value, bytes, memKind) VALUES (2900, 2950, 0, 1, 7, 6, {a}, 0, 64, 2);
+INSERT INTO CUPTI_ACTIVITY_KIND_CUDA_EVENT VALUES (3100, 3100, 0, 1, NULL, 7, 7, {a}, 5);
 INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION VALUES
   (2550, 8900, 0, 1, NULL, 7, 4, {a}, 3, NULL);
 INSERT INTO NVTX_EVENTS (start, "end", eventType, text, globalTid, textId) VALUES
