@@ -46,6 +46,19 @@ pub enum Error {
     #[error("cannot write the output: {0}")]
     Write(#[source] std::io::Error),
 
+    #[error("{}: {reason}", file.display())]
+    BadReport { file: PathBuf, reason: String },
+
+    #[error("{}: missing table `{table}` (not an Nsight Systems export of a CUDA trace?)", file.display())]
+    MissingReportTable { file: PathBuf, table: String },
+
+    #[error("{}: table `{table}` lacks required column `{column}`", file.display())]
+    MissingReportColumn {
+        file: PathBuf,
+        table: String,
+        column: String,
+    },
+
     #[error("{0}")]
     Sql(String),
 

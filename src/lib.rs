@@ -16,9 +16,9 @@
 //! `shell` is an interactive session over these stages (statements, dot-commands, exports).
 //!
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
-//! turns PyTorch profiler (Kineto) traces into windows; `memory` is the malloc policy of the
-//! commands that export; `profile` the diagnostics the CLI switches on; `cli` wires the
-//! stages for the binary and holds no logic of its own.
+//! turns PyTorch profiler (Kineto) traces and Nsight Systems reports into windows; `memory` is
+//! the malloc policy of the commands that export; `profile` the diagnostics the CLI switches on;
+//! `cli` wires the stages for the binary and holds no logic of its own.
 
 pub mod error;
 pub mod schema;

@@ -302,6 +302,8 @@ const API: &[ColumnSpec] = &[
     req("process_id", I64),
     req("thread_id", I64),
     req("correlation_id", I64),
+    // the producer's API name; shown where the cbid table lacks the cbid (importers)
+    opt("name", Str),
 ];
 
 const OVERHEAD: &[ColumnSpec] = &[

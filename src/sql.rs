@@ -89,9 +89,30 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "pftrace_counter_sample"),
 ];
 
+/// The mapping of Nsight Systems reports (`sql/import/nsys/`, written against nsys's own
+/// table and column names), in dependency order; `import::nsys` registers them in a context
+/// of the report's tables, not in a window's catalog.
+pub static IMPORT_NSYS: &[SqlObject] = &[
+    sql_object!("import/nsys", "nsys_session"),
+    sql_object!("import/nsys", "_nsys_enum"),
+    sql_object!("import/nsys", "nsys_process"),
+    sql_object!("import/nsys", "nsys_kernel"),
+    sql_object!("import/nsys", "nsys_gpu_memcpy"),
+    sql_object!("import/nsys", "nsys_gpu_memset"),
+    sql_object!("import/nsys", "_nsys_api"),
+    sql_object!("import/nsys", "nsys_cuda_runtime"),
+    sql_object!("import/nsys", "nsys_cuda_driver"),
+    sql_object!("import/nsys", "nsys_cuda_sync"),
+    sql_object!("import/nsys", "nsys_cuda_event"),
+    sql_object!("import/nsys", "nsys_overhead"),
+    sql_object!("import/nsys", "nsys_nvtx"),
+    sql_object!("import/nsys", "nsys_thread"),
+    sql_object!("import/nsys", "nsys_device"),
+];
+
 /// Every registered SQL object.
 pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
-    VIEWS.iter().chain(EXPORT.iter())
+    VIEWS.iter().chain(EXPORT.iter()).chain(IMPORT_NSYS.iter())
 }
 
 /// `text` with its placeholders expanded for the partition columns `partitions`.

@@ -18,7 +18,7 @@ SELECT
   a.kind_rank * 4294967296 + a.ord AS pos,
   -- 'cuda_runtime' or 'cuda_driver'
   a.cat,
-  -- API name (cbid table, `cbid_<n>` when unknown)
+  -- API name (cbid table, else the window's own `name`, else `cbid_<n>`)
   a.name,
   a.cbid,
   a.start_ns,
@@ -49,20 +49,22 @@ RIGHT JOIN (
       ELSE name IN ('cuLaunchKernel', 'cuLaunchKernelEx')
     END AS requires_flow
   FROM (
-    SELECT r.*, COALESCE(c.name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
+    SELECT r.*, COALESCE(c.name, r.window_name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
     FROM (
       SELECT 0 AS kind_rank, 'cuda_runtime' AS cat, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, cbid,
         start_ns, end_ns, process_id, correlation_id,
         CASE WHEN (thread_id & 4294967295) >= 2147483648
              THEN (thread_id & 4294967295) - 4294967296
-             ELSE thread_id & 4294967295 END AS thread_id_i32
+             ELSE thread_id & 4294967295 END AS thread_id_i32,
+        name AS window_name
       FROM cuda_runtime
       UNION ALL
       SELECT 1, 'cuda_driver', CAST(ROW_NUMBER() OVER () AS BIGINT), cbid, start_ns, end_ns, process_id,
         correlation_id,
         CASE WHEN (thread_id & 4294967295) >= 2147483648
              THEN (thread_id & 4294967295) - 4294967296
-             ELSE thread_id & 4294967295 END
+             ELSE thread_id & 4294967295 END,
+        name
       FROM cuda_driver
     ) r
     LEFT JOIN cbid c

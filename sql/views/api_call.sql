@@ -1,5 +1,5 @@
 -- api_call: every CUDA runtime and driver API call in one shape, named through the cbid
--- table (a cbid the table does not know is named `cbid_<n>`). Speaks Perfetto's vocabulary:
+-- table (a cbid the table does not know takes the window's own `name`, else `cbid_<n>`). Speaks Perfetto's vocabulary:
 -- `ts` and `dur` in ns. `{{part}}` expands to an archive's partition columns.
 CREATE OR REPLACE VIEW api_call AS
 SELECT
@@ -9,7 +9,7 @@ SELECT
   -- CUPTI callback id
   r.cbid,
   -- API name without the `_vNNNN` version suffix, e.g. cudaLaunchKernel
-  COALESCE(c.name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name,
+  COALESCE(c.name, r.name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name,
   -- call start, unix ns
   r.start_ns AS ts,
   -- call duration, ns
@@ -31,7 +31,7 @@ SELECT
   {{part d}}
   'driver' AS domain,
   d.cbid,
-  COALESCE(c.name, concat('cbid_', CAST(d.cbid AS VARCHAR))) AS name,
+  COALESCE(c.name, d.name, concat('cbid_', CAST(d.cbid AS VARCHAR))) AS name,
   d.start_ns AS ts,
   d.end_ns - d.start_ns AS dur,
   d.process_id,

@@ -1,8 +1,10 @@
-//! `tracesql import kineto`: PyTorch profiler traces as windows.
+//! `tracesql import kineto|nsys`: PyTorch profiler traces and Nsight Systems reports as
+//! windows.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
+use tracesql::import::nsys::{import_nsys, NsysConfig, NsysWindow};
 use tracesql::import::{import_kineto, ImportConfig, WindowReport};
 
 /// Import traces of other profilers as windows.
@@ -15,6 +17,7 @@ pub struct ImportArgs {
 #[derive(Subcommand)]
 enum Source {
     Kineto(KinetoArgs),
+    Nsys(NsysArgs),
 }
 
 /// Import PyTorch profiler (Kineto) traces: one window per trace. Several traces make an
@@ -34,8 +37,30 @@ pub struct KinetoArgs {
     output: PathBuf,
 }
 
-pub fn run(args: ImportArgs) -> anyhow::Result<()> {
-    let Source::Kineto(args) = args.source;
+/// Import Nsight Systems reports (`nsys export --type sqlite`, or a `--type parquetdir`
+/// folder): one window per (report, process that did GPU work). Several windows make an
+/// archive: DIR/report=NAME/process=PID/window_id=NNNNNN/.
+///
+/// Example:
+///   nsys export --type sqlite -o run.sqlite run.nsys-rep
+///   tracesql import nsys run.sqlite --output runs/run
+///   tracesql query -w runs/run "select count(*) from kernel"
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct NsysArgs {
+    /// Reports: .sqlite files or parquetdir folders
+    #[arg(required = true, value_name = "REPORT")]
+    reports: Vec<PathBuf>,
+    /// The window (one GPU process) or archive (more) to create; must not exist
+    #[arg(short, long, value_name = "DIR")]
+    output: PathBuf,
+}
+
+pub async fn run(args: ImportArgs) -> anyhow::Result<()> {
+    let args = match args.source {
+        Source::Kineto(args) => args,
+        Source::Nsys(args) => return run_nsys(args).await,
+    };
     let config = ImportConfig {
         inputs: args.traces,
         output: args.output,
@@ -71,4 +96,41 @@ fn progress(r: &WindowReport) {
     if let Some(line) = s.unmapped_line() {
         eprintln!("warning: {}: {line}", r.input.display());
     }
+}
+
+async fn run_nsys(args: NsysArgs) -> anyhow::Result<()> {
+    let config = NsysConfig {
+        inputs: args.reports,
+        output: args.output,
+    };
+    let windows = import_nsys(&config, nsys_progress).await?;
+    if windows.len() > 1 {
+        eprintln!(
+            "wrote {} windows to {}",
+            windows.len(),
+            config.output.display()
+        );
+    }
+    Ok(())
+}
+
+fn nsys_progress(w: &NsysWindow) {
+    for warning in &w.warnings {
+        eprintln!("warning: {}: {warning}", w.input.display());
+    }
+    let s = &w.stats;
+    eprintln!(
+        "{} pid {} -> {}: {} kernels, {} memcpys, {} memsets, {} API calls, {} syncs, \
+         {} NVTX ranges ({:.2} s)",
+        w.input.display(),
+        w.pid,
+        w.window.display(),
+        s.kernels,
+        s.memcpys,
+        s.memsets,
+        s.runtime_calls + s.driver_calls,
+        s.syncs,
+        s.nvtx_ranges,
+        w.seconds,
+    );
 }

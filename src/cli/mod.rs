@@ -76,7 +76,7 @@ pub fn main() -> ExitCode {
             Command::Convert(args) => convert::run(args).await,
             Command::Tables(args) => tables::run(args).await,
             Command::Synth(args) => synth::run(args),
-            Command::Import(args) => import::run(args),
+            Command::Import(args) => import::run(args).await,
             Command::Shell(args) => shell::run(args).await,
         }
     });

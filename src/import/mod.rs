@@ -6,9 +6,13 @@
 //!                     -> layout : one trace  -> DIR/
 //!                                 several    -> DIR/rank=R/window_id=NNNNNN/
 //!                     -> file   : written under DIR.tmp, renamed to DIR when every trace is in
+//! REPORT.sqlite|DIR... -> nsys : one window per (report, process that did GPU work)
+//!                     -> layout : one window -> DIR/
+//!                                 several    -> DIR/report=NAME/process=PID/window_id=NNNNNN/
 //! ```
 
 pub mod kineto;
+pub mod nsys;
 
 use crate::profile::Clock;
 use std::collections::BTreeMap;

@@ -43,6 +43,7 @@ impl Sim<'_> {
             V::I(p.pid),
             V::U(p.threads[th].raw),
             V::I(corr),
+            V::N, // name: left out (every cbid is in the table)
         ];
         match api {
             Api::Runtime => self.tb.runtime.push(&row),

@@ -13,11 +13,16 @@ use crate::support::*;
 fn every_sql_file_is_registered() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("sql");
     let mut on_disk = Vec::new();
-    for dir in std::fs::read_dir(&root).unwrap() {
-        let dir = dir.unwrap().path();
-        for file in std::fs::read_dir(&dir).unwrap() {
-            let file = file.unwrap().path();
-            let rel = file
+    // every file at any depth (sql/import/nsys/ is two levels down)
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+                continue;
+            }
+            let rel = path
                 .strip_prefix(&root)
                 .unwrap()
                 .to_string_lossy()

@@ -31,8 +31,9 @@ impl Tables {
             kernel: Table::new(dir, "kernel", window_id, &NO_LANES, &[]),
             memcpy: Table::new(dir, "gpu_memcpy", window_id, &memcpy_skip, SOURCE_NAME),
             memset: Table::new(dir, "gpu_memset", window_id, &NO_LANES, SOURCE_NAME),
-            runtime: Table::new(dir, "cuda_runtime", window_id, &[], SOURCE_NAME),
-            driver: Table::new(dir, "cuda_driver", window_id, &[], SOURCE_NAME),
+            // `name` is the API tables' own optional column
+            runtime: Table::new(dir, "cuda_runtime", window_id, &[], &[]),
+            driver: Table::new(dir, "cuda_driver", window_id, &[], &[]),
             sync: Table::new(dir, "cuda_sync", window_id, &[], &[]),
             cuda_event: Table::new(
                 dir,

@@ -1,0 +1,30 @@
+-- _nsys_api: CUPTI_ACTIVITY_KIND_RUNTIME, which holds runtime and driver calls alike, with
+-- each call's domain, name and thread. The domain is `eventClass` where the schema has it
+-- (0 runtime, 1 driver: ENUM_NSYS_EVENT_CLASS), else the name: `cu*` but not `cuda*` is the
+-- driver. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>.
+CREATE OR REPLACE VIEW _nsys_api AS
+SELECT
+  -- the process key the window is cut by
+  (r.globalTid >> 24) << 24 AS _global_pid,
+  -- 'runtime' or 'driver'
+  CASE
+    WHEN r.eventClass = 1 THEN 'driver'
+    WHEN r.eventClass = 0 THEN 'runtime'
+    WHEN starts_with(n.value, 'cu') AND NOT starts_with(n.value, 'cuda') THEN 'driver'
+    ELSE 'runtime'
+  END AS domain,
+  -- the name as nsys wrote it (CUPTI's enumerator name, e.g. cudaLaunchKernel_v7000)
+  COALESCE(n.value, '') AS raw_name,
+  -- without the `_vNNNN` suffix, as the cbid table names calls
+  regexp_replace(COALESCE(n.value, ''), '_v[0-9]+$', '') AS name,
+  -- start and end, unix ns
+  r.start + s.epoch_ns AS start_ns,
+  r."end" + s.epoch_ns AS end_ns,
+  -- OS process and thread ids
+  (r.globalTid >> 24) & 16777215 AS process_id,
+  r.globalTid & 16777215 AS thread_id,
+  -- links the call to the GPU ops it launched (within its process)
+  r.correlationId AS correlation_id
+FROM CUPTI_ACTIVITY_KIND_RUNTIME r
+CROSS JOIN nsys_session s
+LEFT JOIN StringIds n ON n.id = r.nameId

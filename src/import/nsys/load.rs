@@ -1,0 +1,435 @@
+//! Stage `load`: an nsys report (a `.sqlite` export or a `parquetdir` folder) -> one Arrow
+//! batch per source table of [`super::source::SOURCES`], in the shape that table declares.
+//! Columns are found by name; a table or column the report lacks is an error when required
+//! and nulls (or an empty table) when optional; text that is not UTF-8 is read lossily.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    ArrayRef, BinaryArray, Int64Builder, LargeBinaryArray, StringBuilder,
+};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::record_batch::RecordBatch;
+use rusqlite::types::ValueRef;
+
+use super::source::{Col, Source, Ty, SOURCES};
+use crate::error::Error;
+use crate::Result;
+
+/// The tables of one report, each in its declared shape.
+pub struct Report {
+    pub path: PathBuf,
+    pub tables: BTreeMap<&'static str, RecordBatch>,
+    /// Optional tables the report does not have (registered empty).
+    pub absent: Vec<&'static str>,
+}
+
+/// The declared Arrow schema of a source table.
+pub fn schema_of(source: &Source) -> SchemaRef {
+    let fields: Vec<Field> = source
+        .columns
+        .iter()
+        .map(|c| {
+            let ty = match c.ty {
+                Ty::Int => DataType::Int64,
+                Ty::Text => DataType::Utf8,
+            };
+            Field::new(c.name, ty, true)
+        })
+        .collect();
+    Arc::new(Schema::new(fields))
+}
+
+/// Load a report: a directory is a parquetdir export, anything else an SQLite file.
+pub fn load(path: &Path) -> Result<Report> {
+    if path.is_dir() {
+        load_parquetdir(path)
+    } else {
+        load_sqlite(path)
+    }
+}
+
+fn bad(path: &Path, reason: impl std::fmt::Display) -> Error {
+    Error::BadReport {
+        file: path.to_path_buf(),
+        reason: reason
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+fn missing_table(path: &Path, source: &Source) -> Error {
+    Error::MissingReportTable {
+        file: path.to_path_buf(),
+        table: source.name.to_string(),
+    }
+}
+
+fn missing_column(path: &Path, source: &Source, col: &Col) -> Error {
+    Error::MissingReportColumn {
+        file: path.to_path_buf(),
+        table: source.name.to_string(),
+        column: col.name.to_string(),
+    }
+}
+
+/// Assemble the report from whichever tables `read` finds.
+fn assemble(
+    path: &Path,
+    mut read: impl FnMut(&Source) -> Result<Option<RecordBatch>>,
+) -> Result<Report> {
+    let mut tables = BTreeMap::new();
+    let mut absent = Vec::new();
+    for source in SOURCES {
+        match read(source)? {
+            Some(batch) => {
+                tables.insert(source.name, batch);
+            }
+            None if source.required => return Err(missing_table(path, source)),
+            None => {
+                absent.push(source.name);
+                tables.insert(source.name, RecordBatch::new_empty(schema_of(source)));
+            }
+        }
+    }
+    Ok(Report {
+        path: path.to_path_buf(),
+        tables,
+        absent,
+    })
+}
+
+// ---- SQLite ----------------------------------------------------------------------------
+
+fn load_sqlite(path: &Path) -> Result<Report> {
+    let flags =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    // Existence first: SQLite would report a missing file as "unable to open".
+    std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
+    let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| bad(path, e))?;
+    let names =
+        sqlite_tables(&conn).map_err(|e| bad(path, format!("not an SQLite report ({e})")))?;
+    assemble(path, |source| {
+        let Some(actual) = names.iter().find(|n| n.eq_ignore_ascii_case(source.name)) else {
+            return Ok(None);
+        };
+        read_sqlite_table(&conn, path, source, actual).map(Some)
+    })
+}
+
+fn sqlite_tables(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?;
+    let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+    rows.collect()
+}
+
+fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+fn read_sqlite_table(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    source: &Source,
+    actual: &str,
+) -> Result<RecordBatch> {
+    let sql_err = |e: rusqlite::Error| bad(path, format!("{}: {e}", source.name));
+    let mut columns: Vec<String> = Vec::new();
+    {
+        let mut stmt = conn
+            .prepare(&format!("PRAGMA table_info({})", quote(actual)))
+            .map_err(sql_err)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(1))
+            .map_err(sql_err)?;
+        for name in rows {
+            columns.push(name.map_err(sql_err)?);
+        }
+    }
+    // For each declared column: its name in the report, or None (optional and absent).
+    let mut select = Vec::new();
+    let mut found = Vec::new();
+    for col in source.columns {
+        match columns.iter().find(|c| c.eq_ignore_ascii_case(col.name)) {
+            Some(c) => {
+                found.push(Some(select.len()));
+                select.push(quote(c));
+            }
+            None if col.required => return Err(missing_column(path, source, col)),
+            None => found.push(None),
+        }
+    }
+    let mut builders: Vec<Builder> = source.columns.iter().map(|c| Builder::new(c.ty)).collect();
+    let list = if select.is_empty() {
+        "1".to_string()
+    } else {
+        select.join(", ")
+    };
+    let mut stmt = conn
+        .prepare(&format!("SELECT {list} FROM {}", quote(actual)))
+        .map_err(sql_err)?;
+    let mut rows = stmt.query([]).map_err(sql_err)?;
+    while let Some(row) = rows.next().map_err(sql_err)? {
+        for (b, at) in builders.iter_mut().zip(&found) {
+            match at {
+                Some(i) => b.push(row.get_ref(*i).map_err(sql_err)?),
+                None => b.push(ValueRef::Null),
+            }
+        }
+    }
+    let arrays: Vec<ArrayRef> = builders.into_iter().map(Builder::finish).collect();
+    RecordBatch::try_new(schema_of(source), arrays).map_err(|e| Error::Internal(e.to_string()))
+}
+
+enum Builder {
+    Int(Int64Builder),
+    Text(StringBuilder),
+}
+
+impl Builder {
+    fn new(ty: Ty) -> Self {
+        match ty {
+            Ty::Int => Builder::Int(Int64Builder::new()),
+            Ty::Text => Builder::Text(StringBuilder::new()),
+        }
+    }
+
+    /// SQLite is dynamically typed: a cell of any storage class goes in, converted or null.
+    fn push(&mut self, v: ValueRef<'_>) {
+        match self {
+            Builder::Int(b) => b.append_option(match v {
+                ValueRef::Integer(i) => Some(i),
+                ValueRef::Real(f) if f.is_finite() && f.fract() == 0.0 => Some(f as i64),
+                ValueRef::Text(t) => std::str::from_utf8(t)
+                    .ok()
+                    .and_then(|s| s.trim().parse().ok()),
+                _ => None,
+            }),
+            Builder::Text(b) => match v {
+                ValueRef::Null => b.append_null(),
+                ValueRef::Integer(i) => b.append_value(i.to_string()),
+                ValueRef::Real(f) => b.append_value(f.to_string()),
+                ValueRef::Text(t) | ValueRef::Blob(t) => b.append_value(String::from_utf8_lossy(t)),
+            },
+        }
+    }
+
+    fn finish(self) -> ArrayRef {
+        match self {
+            Builder::Int(mut b) => Arc::new(b.finish()),
+            Builder::Text(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+// ---- parquetdir ------------------------------------------------------------------------
+
+/// `nsys export --type parquetdir`: one `<TABLE>.parquet` per table in the folder; a table
+/// may also be a folder `<TABLE>/` (or `<TABLE>.parquet/`) of Parquet parts, read in name
+/// order.
+fn load_parquetdir(dir: &Path) -> Result<Report> {
+    let mut tables: Vec<(String, Vec<PathBuf>)> = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+        let p = entry.map_err(|e| Error::io(dir, e))?.path();
+        let is_parquet = p.extension().is_some_and(|e| e == "parquet");
+        let stem = if is_parquet {
+            p.file_stem()
+        } else {
+            p.file_name()
+        };
+        let Some(stem) = stem.and_then(|s| s.to_str()).map(str::to_string) else {
+            continue;
+        };
+        if p.is_dir() {
+            let mut parts: Vec<PathBuf> = std::fs::read_dir(&p)
+                .map_err(|e| Error::io(&p, e))?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|f| f.is_file() && f.extension().is_some_and(|e| e == "parquet"))
+                .collect();
+            parts.sort();
+            if !parts.is_empty() {
+                tables.push((stem, parts));
+            }
+        } else if is_parquet {
+            tables.push((stem, vec![p]));
+        }
+    }
+    if tables.is_empty() {
+        return Err(bad(
+            dir,
+            "not an nsys report (neither an SQLite file nor a folder of .parquet tables)",
+        ));
+    }
+    assemble(dir, |source| {
+        let Some((_, parts)) = tables
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(source.name))
+        else {
+            return Ok(None);
+        };
+        let mut batches = Vec::new();
+        for part in parts {
+            batches.push(read_parquet_table(part, source)?);
+        }
+        Ok(Some(datafusion::arrow::compute::concat_batches(
+            &schema_of(source),
+            &batches,
+        )?))
+    })
+}
+
+fn read_parquet_table(file: &Path, source: &Source) -> Result<RecordBatch> {
+    let corrupt = |e: &dyn std::fmt::Display| Error::CorruptParquet {
+        file: file.to_path_buf(),
+        reason: e
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    };
+    let handle = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
+    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(handle)
+        .map_err(|e| corrupt(&e))?
+        .build()
+        .map_err(|e| corrupt(&e))?;
+    let mut batches = Vec::new();
+    for b in reader {
+        batches.push(b.map_err(|e| corrupt(&e))?);
+    }
+    let Some(first) = batches.first() else {
+        return Ok(RecordBatch::new_empty(schema_of(source)));
+    };
+    let file_schema = first.schema();
+    let joined = datafusion::arrow::compute::concat_batches(&file_schema, &batches)
+        .map_err(|e| corrupt(&e))?;
+    let rows = joined.num_rows();
+    let mut arrays: Vec<ArrayRef> = Vec::new();
+    for col in source.columns {
+        let found = file_schema
+            .fields()
+            .iter()
+            .position(|f| f.name().eq_ignore_ascii_case(col.name));
+        let array = match found {
+            Some(i) => convert(joined.column(i), col.ty).map_err(|reason| Error::ColumnType {
+                file: file.to_path_buf(),
+                column: col.name.to_string(),
+                expected: format!("{:?}", col.ty).to_lowercase(),
+                found: reason,
+            })?,
+            None if col.required => {
+                return Err(Error::MissingReportColumn {
+                    file: file.to_path_buf(),
+                    table: source.name.to_string(),
+                    column: col.name.to_string(),
+                })
+            }
+            None => datafusion::arrow::array::new_null_array(
+                &match col.ty {
+                    Ty::Int => DataType::Int64,
+                    Ty::Text => DataType::Utf8,
+                },
+                rows,
+            ),
+        };
+        arrays.push(array);
+    }
+    RecordBatch::try_new(schema_of(source), arrays).map_err(|e| Error::Internal(e.to_string()))
+}
+
+/// A Parquet column as Int64 or Utf8; binary text is decoded lossily.
+fn convert(array: &ArrayRef, ty: Ty) -> std::result::Result<ArrayRef, String> {
+    let found = || array.data_type().to_string();
+    match ty {
+        Ty::Int => {
+            if !(array.data_type().is_integer() || array.data_type().is_null()) {
+                return Err(found());
+            }
+            let out = cast(array, &DataType::Int64).map_err(|_| found())?;
+            // Unsigned values above i64::MAX do not fit: they read as NULL, not wrapped.
+            Ok(out)
+        }
+        Ty::Text => {
+            if let Some(a) = array.as_any().downcast_ref::<BinaryArray>() {
+                return Ok(lossy(a.iter()));
+            }
+            if let Some(a) = array.as_any().downcast_ref::<LargeBinaryArray>() {
+                return Ok(lossy(a.iter()));
+            }
+            cast(array, &DataType::Utf8).map_err(|_| found())
+        }
+    }
+}
+
+/// Binary text as Utf8, invalid UTF-8 replaced by U+FFFD.
+fn lossy<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> ArrayRef {
+    let mut b = StringBuilder::new();
+    for v in values {
+        match v {
+            Some(bytes) => b.append_value(String::from_utf8_lossy(bytes)),
+            None => b.append_null(),
+        }
+    }
+    Arc::new(b.finish())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::{Array, Int64Array, StringArray};
+
+    fn cells(ty: Ty, values: &[ValueRef<'_>]) -> ArrayRef {
+        let mut b = Builder::new(ty);
+        for v in values {
+            b.push(*v);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn sqlite_cells_of_any_storage_class_convert_or_read_as_null() {
+        let ints = cells(
+            Ty::Int,
+            &[
+                ValueRef::Integer(7),
+                ValueRef::Real(3.0),
+                ValueRef::Real(2.5),
+                ValueRef::Text(b" 12 "),
+                ValueRef::Text(b"soon"),
+                ValueRef::Blob(b"\x01"),
+                ValueRef::Null,
+            ],
+        );
+        let ints = ints.as_any().downcast_ref::<Int64Array>().unwrap();
+        let got: Vec<Option<i64>> = ints.iter().collect();
+        assert_eq!(got, [Some(7), Some(3), None, Some(12), None, None, None]);
+        let texts = cells(
+            Ty::Text,
+            &[
+                ValueRef::Text(b"caf\xe9"),
+                ValueRef::Integer(5),
+                ValueRef::Null,
+            ],
+        );
+        let texts = texts.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(texts.value(0), "caf\u{fffd}");
+        assert_eq!(texts.value(1), "5");
+        assert!(texts.is_null(2));
+    }
+
+    #[test]
+    fn parquet_binary_text_is_read_lossily_and_floats_are_refused_as_integers() {
+        let binary: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&b"ok\xff"[..]), None]));
+        let text = convert(&binary, Ty::Text).unwrap();
+        let text = text.as_any().downcast_ref::<StringArray>().unwrap();
+        assert_eq!(text.value(0), "ok\u{fffd}");
+        assert!(text.is_null(1));
+        let floats: ArrayRef = Arc::new(datafusion::arrow::array::Float64Array::from(vec![1.0]));
+        assert_eq!(convert(&floats, Ty::Int).unwrap_err(), "Float64");
+    }
+}
