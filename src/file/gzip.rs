@@ -44,8 +44,9 @@ pub struct Piece<W: Write> {
     buf: Vec<u8>,
 }
 
-/// Compressed bytes are handed to `out` in chunks of this size.
-const CHUNK: usize = 256 << 10;
+/// Compressed bytes are handed to `out` in chunks of this size (flate2's own writers use 32 KiB;
+/// one buffer per stretch being encoded).
+const CHUNK: usize = 32 << 10;
 
 impl<W: Write> Piece<W> {
     pub fn new(out: W, level: Compression) -> Self {
