@@ -100,6 +100,7 @@ pub static IMPORT_NSYS: &[SqlObject] = &[
     sql_object!("import/nsys", "nsys_gpu_memcpy"),
     sql_object!("import/nsys", "nsys_gpu_memset"),
     sql_object!("import/nsys", "_nsys_api"),
+    sql_object!("import/nsys", "_nsys_api_call"),
     sql_object!("import/nsys", "nsys_cuda_runtime"),
     sql_object!("import/nsys", "nsys_cuda_driver"),
     sql_object!("import/nsys", "nsys_cuda_sync"),
