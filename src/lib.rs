@@ -6,6 +6,7 @@
 //!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
+//!   -> report   : the documented analyses of sql/reports/ (HTA's and nsys's definitions)
 //!   -> export   : run the sql/export/ plans of a window (their `-- @export` manifest), stream
 //!                 them into the Chrome or the Perfetto sink
 //!   -> convert  : export every window of an archive, in parallel, one output per window
@@ -30,6 +31,7 @@ pub mod sql;
 
 pub mod export;
 pub mod query;
+pub mod report;
 
 pub mod convert;
 

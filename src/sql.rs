@@ -1,12 +1,15 @@
 //! Stage `sql`: the `.sql` files under `sql/`, compiled into the binary through one ordered
 //! registry, and their registration in a catalog.
 //!
-//! The files are plain DataFusion SQL with two placeholders, so one text serves a single
+//! The files are plain DataFusion SQL with a few placeholders, so one text serves a single
 //! window and an archive (where every table gains partition columns such as `window_id`):
 //! - `{{part}}` / `{{part t}}`: the partition columns (qualified by `t`), each followed by a
 //!   comma; nothing for a single window;
 //! - `{{same_window a b}}`: `AND a.k = b.k` for every partition column; nothing for a
-//!   single window, so joins never pair rows of different windows.
+//!   single window, so joins never pair rows of different windows;
+//! - `{{group_by_part}}` / `{{partition_by_part}}`: `GROUP BY` / `PARTITION BY` the partition
+//!   columns; nothing for a single window (for one row, or one window frame, per window);
+//! - `{{param NAME}}`: a report parameter's value (reports only, see `report`).
 
 use datafusion::prelude::SessionContext;
 
@@ -111,13 +114,50 @@ pub static IMPORT_NSYS: &[SqlObject] = &[
     sql_object!("import/nsys", "nsys_device"),
 ];
 
+/// The reports (`sql/reports/`): `_` helpers first (views the reports share, created when a
+/// report runs), then one query per report, each opening with its `-- @report` header.
+pub static REPORTS: &[SqlObject] = &[
+    sql_object!("reports", "_hta_gpu_op"),
+    sql_object!("reports", "_hta_merged"),
+    sql_object!("reports", "_hta_kernel_state"),
+    sql_object!("reports", "_queue_step"),
+    sql_object!("reports", "kernel_summary"),
+    sql_object!("reports", "kernel_shape_summary"),
+    sql_object!("reports", "api_summary"),
+    sql_object!("reports", "memcpy_summary"),
+    sql_object!("reports", "gpu_gaps"),
+    sql_object!("reports", "gpu_utilization"),
+    sql_object!("reports", "temporal_breakdown"),
+    sql_object!("reports", "idle_breakdown"),
+    sql_object!("reports", "kernel_breakdown"),
+    sql_object!("reports", "comm_overlap"),
+    sql_object!("reports", "launch_stats"),
+    sql_object!("reports", "queue_length"),
+    sql_object!("reports", "queue_length_summary"),
+    sql_object!("reports", "annotation_gpu_time"),
+    sql_object!("reports", "top_ops"),
+];
+
 /// Every registered SQL object.
 pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
-    VIEWS.iter().chain(EXPORT.iter()).chain(IMPORT_NSYS.iter())
+    VIEWS
+        .iter()
+        .chain(EXPORT.iter())
+        .chain(IMPORT_NSYS.iter())
+        .chain(REPORTS.iter())
 }
 
 /// `text` with its placeholders expanded for the partition columns `partitions`.
 pub fn expand(text: &str, partitions: &[String]) -> Result<String> {
+    expand_with(text, partitions, &|_| None)
+}
+
+/// [`expand`], with `{{param NAME}}` taking `param(NAME)` (an unknown name is an error).
+pub fn expand_with(
+    text: &str,
+    partitions: &[String],
+    param: &dyn Fn(&str) -> Option<String>,
+) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -138,6 +178,19 @@ pub fn expand(text: &str, partitions: &[String]) -> Result<String> {
             ["same_window", a, b] => partitions.iter().for_each(|p| {
                 out.push_str(&format!(" AND {a}.{p} = {b}.{p}"));
             }),
+            ["group_by_part"] if !partitions.is_empty() => {
+                out.push_str("GROUP BY ");
+                out.push_str(&partitions.join(", "));
+            }
+            ["group_by_part"] => {}
+            ["partition_by_part"] if !partitions.is_empty() => {
+                out.push_str("PARTITION BY ");
+                out.push_str(&partitions.join(", "));
+            }
+            ["partition_by_part"] => {}
+            ["param", name] => out.push_str(&param(name).ok_or_else(|| {
+                Error::Internal(format!("unknown parameter {name} in a sql/ file"))
+            })?),
             other => {
                 return Err(Error::Internal(format!(
                     "unknown placeholder {{{{{}}}}} in a sql/ file",
@@ -184,6 +237,19 @@ mod tests {
             expand(text, &parts).unwrap(),
             "SELECT t.rank, t.window_id, a ON 1=1 AND x.rank = y.rank AND x.window_id = y.window_id"
         );
+    }
+
+    #[test]
+    fn group_by_part_and_params_expand() {
+        let parts = vec!["rank".to_string()];
+        let text = "SELECT {{param n}} FROM x {{group_by_part}}";
+        let param = |name: &str| (name == "n").then(|| "42".to_string());
+        assert_eq!(
+            expand_with(text, &parts, &param).unwrap(),
+            "SELECT 42 FROM x GROUP BY rank"
+        );
+        assert_eq!(expand_with(text, &[], &param).unwrap(), "SELECT 42 FROM x ");
+        assert!(expand_with("{{param m}}", &[], &param).is_err());
     }
 
     #[test]

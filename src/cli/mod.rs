@@ -5,6 +5,7 @@ mod convert;
 mod export;
 mod import;
 mod query;
+mod report;
 mod shell;
 mod synth;
 mod tables;
@@ -36,6 +37,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     Query(query::QueryArgs),
+    Report(report::ReportArgs),
     Export(export::ExportArgs),
     Convert(convert::ConvertArgs),
     Tables(tables::TablesArgs),
@@ -72,6 +74,7 @@ pub fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Query(args) => query::run(args).await,
+            Command::Report(args) => report::run(args).await,
             Command::Export(args) => export::run(args).await,
             Command::Convert(args) => convert::run(args).await,
             Command::Tables(args) => tables::run(args).await,

@@ -56,15 +56,29 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
         (None, None) => OutputFormat::Table,
     };
     let (window, ctx) = super::open_catalog(args.window.as_deref()).await?;
-    match &args.output {
+    let mut inputs = vec![window.root.as_path()];
+    inputs.extend(args.file.as_deref());
+    let output = args.output.as_deref();
+    write_result(&ctx, &sql, format, output, args.max_width, &inputs).await
+}
+
+/// Run `sql` and write its result in `format`: to `output` atomically (refused when it lies
+/// in one of `inputs`), else to stdout, where a terminal's table shares its width.
+pub(super) async fn write_result(
+    ctx: &datafusion::prelude::SessionContext,
+    sql: &str,
+    format: OutputFormat,
+    output: Option<&std::path::Path>,
+    max_width: Option<usize>,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    match output {
         Some(path) => {
-            let mut inputs = vec![window.root.as_path()];
-            inputs.extend(args.file.as_deref());
-            tracesql::file::refuse_writing_into(path, &inputs, "--output")?;
+            tracesql::file::refuse_writing_into(path, inputs, "--output")?;
             // The file appears only once the whole result is written.
             let mut file = tracesql::file::AtomicFile::create(path)?;
             let mut out = tracesql::file::WatchedWriter::new(file.writer());
-            let written = tracesql::query::write_query(&ctx, &sql, format, &mut out).await;
+            let written = tracesql::query::write_query(ctx, sql, format, &mut out).await;
             if let Some(failed) = out.error_at(path) {
                 return Err(failed.into());
             }
@@ -78,7 +92,7 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
                 bail!("parquet output is binary: pass --output FILE or redirect stdout");
             }
             // On a terminal the table shares its width; piped, every value is whole.
-            let max_width = match args.max_width {
+            let max_width = match max_width {
                 Some(n) => Some(n),
                 None if stdout.is_terminal() => tracesql::sink::table::terminal_width(),
                 None => None,
@@ -88,8 +102,8 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
                 max_rows: None,
             };
             tracesql::query::write_query_fitted(
-                &ctx,
-                &sql,
+                ctx,
+                sql,
                 format,
                 fit,
                 std::io::BufWriter::new(QuietPipe(stdout)),
@@ -100,7 +114,7 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn format_from_extension(path: &std::path::Path) -> OutputFormat {
+pub(super) fn format_from_extension(path: &std::path::Path) -> OutputFormat {
     match path.extension().and_then(|e| e.to_str()) {
         Some("csv") => OutputFormat::Csv,
         Some("json") => OutputFormat::Json,

@@ -1,0 +1,214 @@
+//! Stage `report`: the canned analyses of `sql/reports/`, each one documented query, run over
+//! a catalog (one window or an archive, whose partition columns lead every report).
+//!
+//! In: a catalog's `SessionContext`, a report name and parameter values. Out: the report's
+//! SQL (for a sink to stream) or its batches ([`ReportOutput`], for the HTML page).
+//!
+//! A report file opens with `-- @report NAME: one line`, then one `-- @param NAME = DEFAULT:
+//! what it is` line per parameter, then free comment lines; `{{param NAME}}` in the query takes
+//! the value. Files named `_*` are helper views the reports share.
+
+mod output;
+
+use datafusion::prelude::SessionContext;
+
+pub use output::ReportOutput;
+
+use crate::error::Error;
+use crate::sql::{SqlObject, REPORTS};
+use crate::Result;
+
+/// A report parameter, with its default as written in the report's header.
+#[derive(Debug, Clone)]
+pub struct Param {
+    pub name: String,
+    pub default: String,
+    pub doc: String,
+}
+
+/// A report of `sql/reports/`, its header read.
+#[derive(Debug)]
+pub struct Report {
+    pub name: &'static str,
+    /// The one line after `@report NAME:`.
+    pub title: String,
+    pub params: Vec<Param>,
+    object: &'static SqlObject,
+}
+
+/// Every report, in registry order (helpers left out).
+pub fn reports() -> Vec<Report> {
+    REPORTS
+        .iter()
+        .filter(|o| !o.name.starts_with('_'))
+        .map(|object| parse_header(object).expect("report headers are checked by a unit test"))
+        .collect()
+}
+
+/// The report called `name`, or a usage error listing the names.
+pub fn find(name: &str) -> Result<Report> {
+    reports()
+        .into_iter()
+        .find(|r| r.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = reports().iter().map(|r| r.name).collect();
+            Error::Usage(format!(
+                "no report named {name:?}; the reports are: {}",
+                names.join(", ")
+            ))
+        })
+}
+
+fn parse_header(object: &'static SqlObject) -> Result<Report> {
+    let bad = |reason: &str| Error::Internal(format!("sql/{}: {reason}", object.path));
+    let mut lines = object.text.lines();
+    let first = lines.next().unwrap_or_default();
+    let (name, title) = first
+        .strip_prefix("-- @report ")
+        .and_then(|rest| rest.split_once(':'))
+        .ok_or_else(|| bad("must open with `-- @report NAME: one line`"))?;
+    if name.trim() != object.name {
+        return Err(bad("the @report name must be the file's name"));
+    }
+    let mut params = Vec::new();
+    for line in lines.take_while(|l| l.starts_with("--")) {
+        let Some(rest) = line.strip_prefix("-- @param ") else {
+            continue;
+        };
+        let (assignment, doc) = rest
+            .split_once(':')
+            .ok_or_else(|| bad("`-- @param NAME = DEFAULT: what it is`"))?;
+        let (pname, default) = assignment
+            .split_once('=')
+            .ok_or_else(|| bad("`-- @param NAME = DEFAULT: what it is`"))?;
+        params.push(Param {
+            name: pname.trim().to_string(),
+            default: default.trim().to_string(),
+            doc: doc.trim().to_string(),
+        });
+    }
+    Ok(Report {
+        name: object.name,
+        title: title.trim().to_string(),
+        params,
+        object,
+    })
+}
+
+impl Report {
+    /// The report's query for the partition columns `partitions`, with `values` (NAME, VALUE)
+    /// overriding the defaults. A value must be a number: it is pasted into the SQL.
+    pub fn sql(&self, partitions: &[String], values: &[(String, String)]) -> Result<String> {
+        for (name, value) in values {
+            if !self.params.iter().any(|p| &p.name == name) {
+                let known: Vec<&str> = self.params.iter().map(|p| p.name.as_str()).collect();
+                return Err(Error::Usage(format!(
+                    "report {} has no parameter {name:?} (its parameters: {})",
+                    self.name,
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                )));
+            }
+            if value.trim().parse::<f64>().map_or(true, |v| !v.is_finite()) {
+                return Err(Error::Usage(format!(
+                    "parameter {name} of report {} must be a number, not {value:?}",
+                    self.name
+                )));
+            }
+        }
+        let value_of = |name: &str| {
+            values
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| v.trim().to_string())
+                .or_else(|| {
+                    self.params
+                        .iter()
+                        .find(|p| p.name == name)
+                        .map(|p| p.default.clone())
+                })
+        };
+        crate::sql::expand_with(self.object.text, partitions, &value_of)
+    }
+
+    /// Run the report in `ctx` (whose helpers [`register_helpers`] created) and collect it.
+    pub async fn collect(
+        &self,
+        ctx: &SessionContext,
+        partitions: &[String],
+        values: &[(String, String)],
+    ) -> Result<ReportOutput> {
+        let df = ctx.sql(&self.sql(partitions, values)?).await?;
+        let schema = df.schema().inner().clone();
+        let batches = df.collect().await?;
+        Ok(ReportOutput {
+            name: self.name.to_string(),
+            title: self.title.clone(),
+            partition_keys: partitions.to_vec(),
+            schema,
+            batches,
+        })
+    }
+}
+
+/// Create the helper views (`sql/reports/_*.sql`) the reports read, in `ctx`.
+pub async fn register_helpers(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
+    for object in REPORTS.iter().filter(|o| o.name.starts_with('_')) {
+        let text = crate::sql::expand(object.text, partitions)?;
+        ctx.sql(&text)
+            .await
+            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_report_has_a_header_and_documents_its_parameters() {
+        let parsed: Vec<Report> = REPORTS
+            .iter()
+            .filter(|o| !o.name.starts_with('_'))
+            .map(|o| parse_header(o).unwrap())
+            .collect();
+        assert!(parsed.len() >= 15);
+        for report in &parsed {
+            assert!(!report.title.is_empty(), "{}", report.name);
+            for param in &report.params {
+                assert!(param.default.parse::<f64>().is_ok(), "{}", report.name);
+                assert!(!param.doc.is_empty(), "{}", report.name);
+                let placeholder = format!("{{{{param {}}}}}", param.name);
+                assert!(
+                    report.object.text.contains(&placeholder),
+                    "{} declares {} but never uses it",
+                    report.name,
+                    param.name
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn unknown_reports_and_parameters_and_non_numbers_are_usage_errors() {
+        assert!(matches!(find("nope"), Err(Error::Usage(m)) if m.contains("kernel_summary")));
+        let gaps = find("gpu_gaps").unwrap();
+        let set = |k: &str, v: &str| vec![(k.to_string(), v.to_string())];
+        assert!(matches!(
+            gaps.sql(&[], &set("nope", "1")),
+            Err(Error::Usage(_))
+        ));
+        assert!(matches!(
+            gaps.sql(&[], &set("min_gap_ns", "1; drop")),
+            Err(Error::Usage(_))
+        ));
+        let sql = gaps.sql(&[], &set("min_gap_ns", "250")).unwrap();
+        assert!(sql.contains(">= 250"), "{sql}");
+        assert!(gaps.sql(&[], &[]).unwrap().contains(">= 1000000"));
+    }
+}
