@@ -1,7 +1,7 @@
 -- _hta_gpu_op: the GPU events HolisticTraceAnalysis (HTA) analyzes, each with HTA's kernel type.
--- HTA takes every trace event on a GPU stream: the GPU ops (gpu_op) and the stream
--- synchronizations (cuda_sync rows with a stream; device and event syncs have none, stored as
--- 0xFFFFFFFF). Its kernel type follows the name (hta/utils/utils.py, get_kernel_type):
+-- HTA takes every trace event with an integer `stream` argument other than -1: the GPU ops
+-- (gpu_op) and the synchronizations (cuda_sync); Kineto writes the stream of a device-wide
+-- sync as 4294967295, so HTA counts those too, and so does this view. Its kernel type follows the name (hta/utils/utils.py, get_kernel_type):
 -- `^nccl.*Kernel` is COMMUNICATION; `^Memcpy|^Memset|^dma` (and every memcpy and memset op) is
 -- MEMORY; a name with none of `^nccl.*Kernel`, `Memcpy`, a leading `Memset`, `Sync` is
 -- COMPUTATION; the rest (syncs, "...Memcpy..." kernels, graph event-record and host nodes,
@@ -49,4 +49,3 @@ SELECT
   -- by HTA's name rule: "Stream Wait Event" has no "Sync" in it
   CASE WHEN sync_type = 2 THEN 'COMPUTATION' ELSE 'OTHER' END
 FROM cuda_sync
-WHERE stream_id <> 4294967295
