@@ -111,9 +111,33 @@ pub static IMPORT_NSYS: &[SqlObject] = &[
     sql_object!("import/nsys", "nsys_device"),
 ];
 
+/// The data-quality checks (`sql/doctor/`, each a view of the offending rows with a
+/// `-- @check` header; `_` files are their helpers), in dependency order; `doctor::register`
+/// creates them over a catalog, partition placeholders expanded.
+pub static DOCTOR: &[SqlObject] = &[
+    sql_object!("doctor", "_unlaunched_gpu_op"),
+    sql_object!("doctor", "duplicate_correlation_id"),
+    sql_object!("doctor", "negative_duration"),
+    sql_object!("doctor", "clock_domain_gap"),
+    sql_object!("doctor", "gpu_op_without_launch"),
+    sql_object!("doctor", "launch_without_gpu_op"),
+    sql_object!("doctor", "op_outside_window"),
+    sql_object!("doctor", "stream_overlap"),
+    sql_object!("doctor", "zero_duration"),
+    sql_object!("doctor", "unknown_cbid"),
+    sql_object!("doctor", "external_id_without_cpu_op"),
+    sql_object!("doctor", "cpu_trace_missing"),
+    sql_object!("doctor", "cpu_trace_without_base"),
+    sql_object!("doctor", "graph_op_without_launch"),
+];
+
 /// Every registered SQL object.
 pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
-    VIEWS.iter().chain(EXPORT.iter()).chain(IMPORT_NSYS.iter())
+    VIEWS
+        .iter()
+        .chain(EXPORT.iter())
+        .chain(IMPORT_NSYS.iter())
+        .chain(DOCTOR.iter())
 }
 
 /// `text` with its placeholders expanded for the partition columns `partitions`.

@@ -27,7 +27,7 @@ pub async fn run(args: TablesArgs) -> anyhow::Result<()> {
     let tables = tracesql::schema::TABLES
         .iter()
         .map(|t| t.name)
-        .chain(["cpu_event", "cbid"]);
+        .chain(["cpu_event", "cpu_trace", "cbid"]);
     for name in tables {
         let n = count_rows(&ctx, name).await?;
         println!("{name:<24} {n} rows");
