@@ -112,8 +112,9 @@ pub static IMPORT_NSYS: &[SqlObject] = &[
 ];
 
 /// The data-quality checks (`sql/doctor/`, each a view of the offending rows with a
-/// `-- @check` header; `_` files are their helpers), in dependency order; `doctor::register`
-/// creates them over a catalog, partition placeholders expanded.
+/// `-- @check` header, whose first row in column order is the example; `_` files are their
+/// helpers), in dependency order; `doctor::register` creates them over a catalog, partition
+/// placeholders expanded.
 pub static DOCTOR: &[SqlObject] = &[
     sql_object!("doctor", "_unlaunched_gpu_op"),
     sql_object!("doctor", "duplicate_correlation_id"),

@@ -36,4 +36,3 @@ JOIN gpu g ON g.k = c.k {{same_window g c}}
 CROSS JOIN params p
 WHERE c.cpu_end_ns + p.max_gap_ns < g.gpu_start_ns
    OR g.gpu_end_ns + p.max_gap_ns < c.cpu_start_ns
-ORDER BY {{part c}} c.cpu_start_ns

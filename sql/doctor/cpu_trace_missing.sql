@@ -9,4 +9,3 @@ SELECT
   dir
 FROM cpu_trace
 WHERE path IS NULL
-ORDER BY {{part}} dir

@@ -9,4 +9,3 @@ SELECT
   path
 FROM cpu_trace
 WHERE path IS NOT NULL AND base_ns IS NULL
-ORDER BY {{part}} path

@@ -18,4 +18,3 @@ FROM api_call
 WHERE correlation_id <> 0
 GROUP BY {{part}} correlation_id
 HAVING count(*) > 1
-ORDER BY {{part}} correlation_id

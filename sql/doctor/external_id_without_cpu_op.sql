@@ -8,12 +8,12 @@
 CREATE OR REPLACE VIEW external_id_without_cpu_op AS
 SELECT
   {{part x}}
-  -- the external id and the call it is attached to (see api_call)
+  -- the call's start (unix ns), the external id, and the call it is attached to (see api_call)
+  a.ts AS api_ts,
   x.external_id,
   a.correlation_id,
   a.domain AS api_domain,
-  a.name AS api_name,
-  a.ts AS api_ts
+  a.name AS api_name
 FROM external_correlation x
 JOIN api_call a ON a.correlation_id = x.correlation_id {{same_window a x}}
 JOIN cpu_trace t ON t.path IS NOT NULL {{same_window t x}}
@@ -21,4 +21,3 @@ LEFT JOIN cpu_launch l ON l.correlation_id = x.correlation_id
   AND l.external_id = x.external_id {{same_window l x}}
 WHERE l.correlation_id IS NULL
   AND x.correlation_id <> 0
-ORDER BY {{part x}} a.ts, x.external_id, a.correlation_id

@@ -7,9 +7,8 @@ CREATE OR REPLACE VIEW gpu_op_without_launch AS
 SELECT
   {{part}}
   -- see gpu_op
-  kind, name, ts, dur, device_id, stream_id,
+  ts, kind, name, dur, device_id, stream_id,
   -- the correlation id no API call has (0: the op had none)
   correlation_id
 FROM _unlaunched_gpu_op
 WHERE graph_id = 0
-ORDER BY {{part}} ts, device_id, stream_id, kind, name

@@ -7,7 +7,6 @@ CREATE OR REPLACE VIEW graph_op_without_launch AS
 SELECT
   {{part}}
   -- see gpu_op
-  kind, name, ts, dur, device_id, stream_id, correlation_id, graph_id, graph_node_id
+  ts, kind, name, dur, device_id, stream_id, correlation_id, graph_id, graph_node_id
 FROM _unlaunched_gpu_op
 WHERE graph_id <> 0
-ORDER BY {{part}} ts, device_id, stream_id, kind, graph_node_id

@@ -9,7 +9,7 @@ CREATE OR REPLACE VIEW launch_without_gpu_op AS
 SELECT
   {{part a}}
   -- the call (see api_call)
-  a.domain, a.name, a.ts, a.dur, a.process_id, a.thread_id, a.correlation_id
+  a.ts, a.domain, a.name, a.dur, a.process_id, a.thread_id, a.correlation_id
 FROM api_call a
 LEFT JOIN gpu_op g ON g.correlation_id = a.correlation_id {{same_window g a}}
 WHERE g.correlation_id IS NULL
@@ -17,4 +17,3 @@ WHERE g.correlation_id IS NULL
                  'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',
                  'cuLaunchKernel', 'cuLaunchKernelEx', 'cuLaunchCooperativeKernel',
                  'cudaGraphLaunch', 'cuGraphLaunch')
-ORDER BY {{part a}} a.ts, a.domain, a.correlation_id

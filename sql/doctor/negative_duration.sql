@@ -5,12 +5,11 @@
 CREATE OR REPLACE VIEW negative_duration AS
 SELECT
   {{part}}
-  -- the gpu_op kind, or 'runtime' / 'driver' for an API call
-  kind, name, ts, dur, correlation_id
+  -- start (unix ns); the gpu_op kind, or 'runtime' / 'driver' for an API call
+  ts, kind, name, dur, correlation_id
 FROM (
   SELECT {{part}} kind, name, ts, dur, correlation_id FROM gpu_op
   UNION ALL
   SELECT {{part}} domain, name, ts, dur, correlation_id FROM api_call
 )
 WHERE dur < 0
-ORDER BY {{part}} ts, kind, name, correlation_id

@@ -6,8 +6,8 @@
 CREATE OR REPLACE VIEW op_outside_window AS
 SELECT
   {{part o}}
-  -- the gpu_op kind, or 'runtime' / 'driver' for an API call
-  o.kind, o.name, o.ts, o.dur, o.correlation_id,
+  -- start (unix ns); the gpu_op kind, or 'runtime' / 'driver' for an API call
+  o.ts, o.kind, o.name, o.dur, o.correlation_id,
   -- the window's range, unix ns (see window_info)
   w.start_ns AS window_start_ns,
   w.boundary_ns AS window_boundary_ns
@@ -18,4 +18,3 @@ FROM (
 ) o
 CROSS JOIN window_info w
 WHERE (o.ts < w.start_ns OR o.ts >= w.boundary_ns) {{same_window o w}}
-ORDER BY {{part o}} o.ts, o.kind, o.name, o.correlation_id

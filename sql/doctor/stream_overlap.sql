@@ -7,7 +7,7 @@ CREATE OR REPLACE VIEW stream_overlap AS
 SELECT
   {{part}}
   -- the lane (device, stream) and the op (see gpu_op)
-  device_id, stream_id, kind, name, ts,
+  device_id, stream_id, ts, kind, name,
   -- the op's own end, unix ns
   raw_end_ts,
   -- the duration after the clamp, ns
@@ -17,4 +17,3 @@ SELECT
   correlation_id
 FROM gpu_op_clamped
 WHERE clamped
-ORDER BY {{part}} device_id, stream_id, ts, kind, name

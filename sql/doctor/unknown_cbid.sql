@@ -16,4 +16,3 @@ FROM api_call a
 LEFT JOIN cbid c ON c.domain = a.domain AND c.cbid = a.cbid
 WHERE c.cbid IS NULL
 GROUP BY {{part a}} a.domain, a.cbid
-ORDER BY {{part a}} a.domain, a.cbid

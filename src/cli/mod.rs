@@ -120,7 +120,11 @@ pub struct Reported(pub u8);
 
 impl std::fmt::Display for Reported {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the command reported its outcome (exit status {})", self.0)
+        write!(
+            f,
+            "the command reported its outcome (exit status {})",
+            self.0
+        )
     }
 }
 

@@ -409,11 +409,8 @@ impl Shell {
     /// prints (in the current mode); the checks stay as views for a closer look.
     async fn doctor(&mut self) -> Result<()> {
         let partitions = self.window.partition_keys.clone();
-        let findings = run::watch(
-            self.interactive,
-            crate::doctor::run(&self.ctx, &partitions),
-        )
-        .await?;
+        let findings =
+            run::watch(self.interactive, crate::doctor::run(&self.ctx, &partitions)).await?;
         let batch = crate::doctor::report::table(&findings)?;
         let (fit, mode) = (self.fit(), self.mode);
         let written = {
