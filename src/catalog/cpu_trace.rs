@@ -519,6 +519,23 @@ mod tests {
     }
 
     #[test]
+    fn the_base_is_returned_when_the_trace_has_one() {
+        let text = |t: &str| Buffer::from_vec(t.as_bytes().to_vec());
+        let with = text(r#"{"baseTimeNanoseconds": 5000, "traceEvents": [{"ts": 1}]}"#);
+        let (batch, base) = parse_cpu_trace_text_with_base(&with, Path::new("t")).unwrap();
+        assert_eq!(base, Some(5000));
+        let ts = batch
+            .column(6)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        assert_eq!(ts.value(0), 6000);
+        let without = text(r#"{"traceEvents": [{"ts": 1}]}"#);
+        let (_, base) = parse_cpu_trace_text_with_base(&without, Path::new("t")).unwrap();
+        assert_eq!(base, None);
+    }
+
+    #[test]
     fn a_trace_without_events_names_the_file() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("bad.json");
