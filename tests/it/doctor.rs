@@ -326,6 +326,14 @@ async fn eager_ops_without_a_launching_call_are_warnings_graph_nodes_infos() {
         finding(&f, "graph_op_without_launch").check.severity,
         Severity::Info
     );
+    assert_eq!(
+        example(&f, "graph_op_without_launch"),
+        format!(
+            "ts={}, kind=kernel, name=k, dur=1000, device_id=0, stream_id=7, correlation_id=0, graph_id=3, graph_node_id={}",
+            T0 + 95_000,
+            3_i64 << 32
+        )
+    );
 }
 
 #[tokio::test]
