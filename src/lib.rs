@@ -15,6 +15,7 @@
 //! ```
 //!
 //! `shell` is an interactive session over these stages (statements, dot-commands, exports).
+//! `doctor` runs the data-quality checks of `sql/doctor/` over a catalog.
 //!
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
 //! turns PyTorch profiler (Kineto) traces and Nsight Systems reports into windows; `memory` is
@@ -29,6 +30,7 @@ pub mod window;
 pub mod catalog;
 pub mod sql;
 
+pub mod doctor;
 pub mod export;
 pub mod query;
 pub mod report;

@@ -138,6 +138,27 @@ pub static REPORTS: &[SqlObject] = &[
     sql_object!("reports", "top_ops"),
 ];
 
+/// The data-quality checks (`sql/doctor/`, each a view of the offending rows with a
+/// `-- @check` header, whose first row in column order is the example; `_` files are their
+/// helpers), in dependency order; `doctor::register` creates them over a catalog, partition
+/// placeholders expanded.
+pub static DOCTOR: &[SqlObject] = &[
+    sql_object!("doctor", "_unlaunched_gpu_op"),
+    sql_object!("doctor", "duplicate_correlation_id"),
+    sql_object!("doctor", "negative_duration"),
+    sql_object!("doctor", "clock_domain_gap"),
+    sql_object!("doctor", "gpu_op_without_launch"),
+    sql_object!("doctor", "launch_without_gpu_op"),
+    sql_object!("doctor", "op_outside_window"),
+    sql_object!("doctor", "stream_overlap"),
+    sql_object!("doctor", "zero_duration"),
+    sql_object!("doctor", "unknown_cbid"),
+    sql_object!("doctor", "external_id_without_cpu_op"),
+    sql_object!("doctor", "cpu_trace_missing"),
+    sql_object!("doctor", "cpu_trace_without_base"),
+    sql_object!("doctor", "graph_op_without_launch"),
+];
+
 /// Every registered SQL object.
 pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
     VIEWS
@@ -145,6 +166,7 @@ pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
         .chain(EXPORT.iter())
         .chain(IMPORT_NSYS.iter())
         .chain(REPORTS.iter())
+        .chain(DOCTOR.iter())
 }
 
 /// `text` with its placeholders expanded for the partition columns `partitions`.

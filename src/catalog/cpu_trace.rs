@@ -69,8 +69,13 @@ struct ArgIds<'a> {
 
 /// Parse the CPU trace at `path` into a `cpu_event` batch.
 pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
+    Ok(parse_cpu_trace_with_base(path)?.0)
+}
+
+/// [`parse_cpu_trace`], with the trace's `baseTimeNanoseconds` (None when it has none).
+pub fn parse_cpu_trace_with_base(path: &Path) -> Result<(RecordBatch, Option<i64>)> {
     let text = Buffer::from_vec(crate::file::read_gunzipped(path)?);
-    parse_cpu_trace_text(&text, path)
+    parse_cpu_trace_text_with_base(&text, path)
 }
 
 /// Parse a CPU trace already read (`text`, decompressed; `path` names it in errors) into a
@@ -78,6 +83,14 @@ pub fn parse_cpu_trace(path: &Path) -> Result<RecordBatch> {
 /// without escapes, so the batch keeps `text` alive rather than copying it: the args of a
 /// large trace are most of its bytes.
 pub fn parse_cpu_trace_text(text: &Buffer, path: &Path) -> Result<RecordBatch> {
+    Ok(parse_cpu_trace_text_with_base(text, path)?.0)
+}
+
+/// [`parse_cpu_trace_text`], with the trace's `baseTimeNanoseconds` (None when it has none).
+pub fn parse_cpu_trace_text_with_base(
+    text: &Buffer,
+    path: &Path,
+) -> Result<(RecordBatch, Option<i64>)> {
     let bad = |reason: String| Error::BadCpuTrace {
         file: path.to_path_buf(),
         reason,
@@ -94,15 +107,15 @@ pub fn parse_cpu_trace_text(text: &Buffer, path: &Path) -> Result<RecordBatch> {
         return Err(bad("no traceEvents list".to_string()));
     };
     let base_ns = match base_ns {
-        Some(raw) => parse_int(raw.get()).ok_or_else(|| {
+        Some(raw) => Some(parse_int(raw.get()).ok_or_else(|| {
             bad(format!(
                 "baseTimeNanoseconds {} is not an integer",
                 raw.get()
             ))
-        })?,
-        None => 0,
+        })?),
+        None => None,
     };
-    columns.finish(base_ns)
+    Ok((columns.finish(base_ns.unwrap_or(0))?, base_ns))
 }
 
 /// The trace's top-level object: `traceEvents` streamed into [`Columns`] event by event,
@@ -503,6 +516,23 @@ mod tests {
             assert_eq!(array.value(i), *value);
         }
         assert!(array.is_null(values.len()));
+    }
+
+    #[test]
+    fn the_base_is_returned_when_the_trace_has_one() {
+        let text = |t: &str| Buffer::from_vec(t.as_bytes().to_vec());
+        let with = text(r#"{"baseTimeNanoseconds": 5000, "traceEvents": [{"ts": 1}]}"#);
+        let (batch, base) = parse_cpu_trace_text_with_base(&with, Path::new("t")).unwrap();
+        assert_eq!(base, Some(5000));
+        let ts = batch
+            .column(6)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .unwrap();
+        assert_eq!(ts.value(0), 6000);
+        let without = text(r#"{"traceEvents": [{"ts": 1}]}"#);
+        let (_, base) = parse_cpu_trace_text_with_base(&without, Path::new("t")).unwrap();
+        assert_eq!(base, None);
     }
 
     #[test]

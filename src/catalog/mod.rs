@@ -1,6 +1,6 @@
 //! Stage `catalog`: register a checked [`Window`] in a DataFusion `SessionContext`: one table
 //! per kind and side table (absent ones as empty tables of the canonical schema),
-//! `cpu_event`, `cbid`, then the views of `sql/views/`.
+//! `cpu_event` and `cpu_trace` (the CPU traces), `cbid`, then the views of `sql/views/`.
 //!
 //! In: a [`Window`]. Out: a `SessionContext` ready for SQL.
 
@@ -22,7 +22,7 @@ use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use cbid::{cbid_rows, CBID_TABLE_VERSION};
-pub use cpu_event::{CpuEventTable, CpuTraceSource};
+pub use cpu_event::{CpuEventTable, CpuTraceSource, CpuTraceTable, CpuTraceWindow};
 
 use crate::error::Error;
 use crate::schema::TABLES;
@@ -79,26 +79,33 @@ pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()
             }
         }
     }
-    let sources = window
-        .windows
-        .iter()
-        .filter_map(|w| {
-            let path = w.cpu_trace.clone()?;
-            let partition_values = w
-                .partitions
-                .iter()
-                .zip(&partition_fields)
-                .map(|((_, value), field)| partition_value(value, field.data_type()))
-                .collect::<Result<Vec<_>>>();
-            Some(partition_values.map(|partition_values| CpuTraceSource {
+    let mut sources = Vec::new();
+    let mut traces = Vec::with_capacity(window.windows.len());
+    for w in &window.windows {
+        let partition_values = w
+            .partitions
+            .iter()
+            .zip(&partition_fields)
+            .map(|((_, value), field)| partition_value(value, field.data_type()))
+            .collect::<Result<Vec<_>>>()?;
+        let source = w.cpu_trace.clone().map(|path| {
+            sources.push(CpuTraceSource {
                 path,
-                partition_values,
-            }))
-        })
-        .collect::<Result<Vec<_>>>()?;
+                partition_values: partition_values.clone(),
+            });
+            sources.len() - 1
+        });
+        traces.push(CpuTraceWindow {
+            dir: w.path.clone(),
+            source,
+            partition_values,
+        });
+    }
+    let events = Arc::new(CpuEventTable::new(sources, &partition_fields));
+    ctx.register_table("cpu_event", events.clone())?;
     ctx.register_table(
-        "cpu_event",
-        Arc::new(CpuEventTable::new(sources, &partition_fields)),
+        "cpu_trace",
+        Arc::new(CpuTraceTable::new(events, traces, &partition_fields)),
     )?;
     ctx.register_table("cbid", Arc::new(cbid::cbid_table()?))?;
     Ok(())

@@ -2,6 +2,7 @@
 //! its own beyond choosing inputs and outputs.
 
 mod convert;
+mod doctor;
 mod export;
 mod import;
 mod query;
@@ -44,6 +45,7 @@ enum Command {
     Synth(synth::SynthArgs),
     Import(import::ImportArgs),
     Shell(shell::ShellArgs),
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Run the command line; never panics on bad input.
@@ -81,6 +83,7 @@ pub fn main() -> ExitCode {
             Command::Synth(args) => synth::run(args),
             Command::Import(args) => import::run(args).await,
             Command::Shell(args) => shell::run(args).await,
+            Command::Doctor(args) => doctor::run(args).await,
         }
     });
     match result {
@@ -90,7 +93,7 @@ pub fn main() -> ExitCode {
 }
 
 fn exit_for(e: &anyhow::Error) -> ExitCode {
-    if let Some(shell::Reported(code)) = e.downcast_ref::<shell::Reported>() {
+    if let Some(Reported(code)) = e.downcast_ref::<Reported>() {
         return ExitCode::from(*code);
     }
     let broken_pipe = e.chain().any(|cause| {
@@ -112,6 +115,23 @@ fn exit_for(e: &anyhow::Error) -> ExitCode {
         _ => ExitCode::from(1),
     }
 }
+
+/// The exit status of a command that printed its outcome itself (the shell's errors as they
+/// happened, the doctor's findings): nothing more is printed.
+#[derive(Debug)]
+pub struct Reported(pub u8);
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the command reported its outcome (exit status {})",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for Reported {}
 
 /// `--window PATH`, or the built-in demo window (saying so on stderr).
 pub fn window_or_demo(window: Option<&Path>) -> anyhow::Result<PathBuf> {

@@ -10,7 +10,7 @@ use tracesql::sink::OutputFormat;
 /// Run SQL against a window (or every window of an archive).
 ///
 /// Tables: one per CUPTI kind (kernel, gpu_memcpy, cuda_runtime, ...), the side tables,
-/// cpu_event, cbid, and the views api_call, gpu_op, launch, cpu_launch, graph_edge,
+/// cpu_event, cpu_trace, cbid, and the views api_call, gpu_op, launch, cpu_launch, graph_edge,
 /// gpu_op_clamped. `tracesql tables --schema` lists them with their columns.
 ///
 /// Example:

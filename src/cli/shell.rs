@@ -5,10 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 use tracesql::shell::{history_path, ShellConfig};
 
+use super::Reported;
+
 /// An interactive SQL shell over a window or archive: line editing, history, tab completion
 /// of keywords, tables, views and columns. A statement runs once it ends with `;`; Ctrl-C
 /// cancels the running one, Ctrl-D or .quit leaves. `.help` lists the dot-commands
-/// (.tables, .schema, .mode, .maxrows, .maxwidth, .timer, .read, .output, .open, .export).
+/// (.tables, .schema, .mode, .maxrows, .maxwidth, .timer, .read, .output, .open, .export,
+/// .doctor).
 ///
 /// Not on a terminal, it runs the statements and dot-commands of standard input in order and
 /// stops at the first error (exit status 1) unless --keep-going.
@@ -30,18 +33,6 @@ pub struct ShellArgs {
     #[arg(long)]
     keep_going: bool,
 }
-
-/// The exit status of a session whose errors were printed as they happened.
-#[derive(Debug)]
-pub struct Reported(pub u8);
-
-impl std::fmt::Display for Reported {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the shell reported its errors (exit status {})", self.0)
-    }
-}
-
-impl std::error::Error for Reported {}
 
 pub async fn run(args: ShellArgs) -> anyhow::Result<()> {
     let window = super::window_or_demo(args.window.as_deref())?;

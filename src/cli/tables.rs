@@ -24,10 +24,11 @@ pub struct TablesArgs {
 
 pub async fn run(args: TablesArgs) -> anyhow::Result<()> {
     let (_window, ctx) = super::open_catalog(args.window.as_deref()).await?;
-    let tables = tracesql::schema::TABLES
-        .iter()
-        .map(|t| t.name)
-        .chain(["cpu_event", "cbid"]);
+    let tables =
+        tracesql::schema::TABLES
+            .iter()
+            .map(|t| t.name)
+            .chain(["cpu_event", "cpu_trace", "cbid"]);
     for name in tables {
         let n = count_rows(&ctx, name).await?;
         println!("{name:<24} {n} rows");

@@ -25,6 +25,7 @@ pub enum Dot {
         output: PathBuf,
         predicate: Option<String>,
     },
+    Doctor,
 }
 
 /// How wide the table may be on the screen.
@@ -72,6 +73,10 @@ pub const HELP: &[(&str, &str)] = &[
         ".export OUT.json.gz|OUT.pftrace [--where PREDICATE]",
         "export the current window as `tracesql export` does",
     ),
+    (
+        ".doctor",
+        "data-quality checks of the window, as `tracesql doctor` prints them",
+    ),
     (".quit", "leave the shell (also .exit, Ctrl-D)"),
 ];
 
@@ -88,6 +93,7 @@ pub const NAMES: &[&str] = &[
     ".output",
     ".open",
     ".export",
+    ".doctor",
     ".quit",
     ".exit",
 ];
@@ -161,6 +167,7 @@ pub fn parse(line: &str) -> Result<Dot> {
         },
         ".open" => Ok(Dot::Open(one("one window or archive")?.into())),
         ".export" => export(rest).ok_or_else(|| usage("an output file")),
+        ".doctor" => no_args(Dot::Doctor),
         other => Err(Error::Usage(format!(
             "unknown command `{other}` (.help lists them)"
         ))),
@@ -266,6 +273,8 @@ mod tests {
             Dot::Output(Some("my out.csv".into()))
         );
         assert_eq!(parse(".exit").unwrap(), Dot::Quit);
+        assert_eq!(parse(".doctor").unwrap(), Dot::Doctor);
+        assert!(parse(".doctor now").is_err());
     }
 
     #[test]

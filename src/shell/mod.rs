@@ -22,7 +22,7 @@ pub use self::editor::history_path;
 use self::input::Item;
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::OutputFormat;
+use crate::sink::{OutputFormat, ResultWriter};
 use crate::window::Window;
 use crate::Result;
 
@@ -259,6 +259,7 @@ impl Shell {
                 eprintln!("opened {}", path.display());
             }
             Dot::Export { output, predicate } => self.export(output, predicate).await?,
+            Dot::Doctor => self.doctor().await?,
         }
         Ok(Flow::Go)
     }
@@ -401,6 +402,28 @@ impl Shell {
             output.display(),
             started.elapsed().as_secs_f64()
         );
+        Ok(())
+    }
+
+    /// `.doctor`: the data-quality checks over the open window, the table `tracesql doctor`
+    /// prints (in the current mode); the checks stay as views for a closer look.
+    async fn doctor(&mut self) -> Result<()> {
+        let partitions = self.window.partition_keys.clone();
+        let findings =
+            run::watch(self.interactive, crate::doctor::run(&self.ctx, &partitions)).await?;
+        let batch = crate::doctor::report::table(&findings)?;
+        let (fit, mode) = (self.fit(), self.mode);
+        let written = {
+            let mut out = run::sink(&mut self.output);
+            ResultWriter::try_new_fitted(&mut out, batch.schema(), mode, fit)
+                .and_then(|mut writer| {
+                    writer.write(&batch)?;
+                    writer.finish()
+                })
+                .and_then(|()| out.flush().map_err(|e| Error::io("<stdout>", e)))
+        };
+        written?;
+        eprintln!("{}", crate::doctor::report::summary_line(&findings));
         Ok(())
     }
 

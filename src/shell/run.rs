@@ -95,7 +95,7 @@ impl Shell {
     }
 
     /// How much of a result the screen shows; files get it whole.
-    fn fit(&self) -> Fit {
+    pub(super) fn fit(&self) -> Fit {
         if self.output.is_some() {
             return Fit::default();
         }

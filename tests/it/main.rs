@@ -4,6 +4,7 @@ mod archive;
 mod catalog;
 mod cli;
 mod convert;
+mod doctor;
 mod export;
 mod filter;
 mod import;

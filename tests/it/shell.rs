@@ -293,6 +293,7 @@ fn help_has_a_line_for_every_command() {
         ".output",
         ".open",
         ".export",
+        ".doctor",
         ".quit",
     ] {
         let lines = stdout
@@ -435,4 +436,24 @@ mod pty {
         p.send_control('d').unwrap();
         p.exp_eof().unwrap();
     }
+}
+
+#[test]
+fn dot_doctor_prints_the_table_of_tracesql_doctor_and_leaves_the_checks_as_views() {
+    let scratch = tempfile::tempdir().unwrap();
+    let w = tiny_window();
+    let out = shell(
+        &w,
+        &[],
+        ".doctor\n.mode csv\nselect cut_ns from stream_overlap;\n",
+        scratch.path(),
+    );
+    let got = ok(&out);
+    let doctor = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["doctor", "-w", w.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let table = text(&doctor.stdout);
+    assert!(table.contains("stream_overlap"), "{table}");
+    assert_eq!(got, format!("{table}cut_ns\n100\n"));
 }

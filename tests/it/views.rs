@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use tracesql::sql::{all_objects, EXPORT, VIEWS};
+use tracesql::sql::{all_objects, DOCTOR, EXPORT, VIEWS};
 use tracesql::window::Window;
 
 use crate::support::*;
@@ -60,7 +60,8 @@ async fn every_view_plans_against_empty_canonical_tables() {
     for partitions in [vec![], vec!["host".to_string(), "window_id".to_string()]] {
         let window = Window::empty(Path::new("/nonexistent"), partitions.clone());
         let ctx = tracesql::catalog::open(&window).await.unwrap();
-        for object in VIEWS {
+        tracesql::doctor::register(&ctx, &partitions).await.unwrap();
+        for object in VIEWS.iter().chain(DOCTOR) {
             let got = rows(&ctx, &format!("SELECT count(*) FROM {}", object.name)).await;
             assert_eq!(
                 got,
