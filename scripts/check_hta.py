@@ -109,7 +109,7 @@ for pass_name, whole in passes:
                   check(label, "idle_breakdown", key + " idle", float(hr["idle_time"]),
                         None if o is None else o["idle_ns"] / 1000, "us")
                   total = float(stream_idle[hr["stream"]])
-                  if o is not None and o["idle_ratio"] is not None and total > 0:
+                  if o is not None and o.get("idle_ratio") is not None and total > 0:
                       check(label, "idle_breakdown", key + " ratio %", 100 * float(hr["idle_time"]) / total,
                             100 * o["idle_ratio"], "pp")
           except Exception as e:
@@ -136,7 +136,7 @@ for pass_name, whole in passes:
               h = t.get_comm_comp_overlap(visualize=False).iloc[0]
               o = of_rank(ours["comm_overlap"])
               hv = float(h["comp_comm_overlap_pctg"])
-              ov = o[0]["comm_comp_overlap_pct"] if o else None
+              ov = o[0].get("comm_comp_overlap_pct") if o else None
               if hv == hv or ov is not None:
                   check(label, "comm_overlap", "comm_comp_overlap_pct", hv if hv == hv else None, ov, "pp")
           except Exception as e:
