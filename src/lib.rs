@@ -35,6 +35,8 @@ pub mod convert;
 
 pub mod sink;
 
+pub mod report;
+
 pub mod file;
 
 pub mod shell;
