@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::columns::{floats, ints, partitions, texts, Missing, Partition};
-use super::svg::{duration, short_name, tick_label, ticks, Anchor, Svg, TimeUnit};
+use super::svg::{duration, round_duration, short_name, tick_label, ticks, Anchor, Svg, TimeUnit};
 use super::ReportOutput;
 
 /// A drawn plot and the sentence that says how to read it.
@@ -102,6 +102,14 @@ fn lane_label(part: &Partition, rest: &str) -> String {
         rest.to_string()
     } else {
         format!("{part} · {rest}")
+    }
+}
+
+/// "1 launch", "3 launches".
+fn launches(n: impl Into<i64>) -> String {
+    match n.into() {
+        1 => "1 launch".to_string(),
+        n => format!("{n} launches"),
     }
 }
 
@@ -220,6 +228,8 @@ fn gpu_utilization(out: &ReportOutput) -> Result<Outcome, Missing> {
 
 /// Kernels shown in the top-kernels plot.
 pub const TOP_KERNELS: usize = 15;
+/// Characters of a kernel's label (its full name is the tooltip).
+const SHORT_NAME: usize = 46;
 
 fn kernel_summary(out: &ReportOutput) -> Result<Outcome, Missing> {
     let parts = partitions(out)?;
@@ -244,7 +254,7 @@ fn kernel_summary(out: &ReportOutput) -> Result<Outcome, Missing> {
     let unit = TimeUnit::for_max(max);
     let axis = Axis::new(max / unit.ns, 8);
     let span = axis.span * unit.ns;
-    let (left, bar_h, gap) = (340.0, 18.0, 7.0);
+    let (left, bar_h, gap) = (360.0, 18.0, 7.0);
     let right = WIDTH - RIGHT - 200.0;
     let bottom = TOP + ranked.len() as f64 * (bar_h + gap);
     let mut svg = Svg::new(
@@ -268,13 +278,13 @@ fn kernel_summary(out: &ReportOutput) -> Result<Outcome, Missing> {
         } else {
             0.0
         };
-        let value = format!("{} · {share:.1} % · {n} launches", duration(*t as f64));
+        let value = format!("{} · {share:.1} % · {}", duration(*t as f64), launches(*n));
         svg.text_tip(
             left - 8.0,
             y + bar_h / 2.0 + 4.0,
             Anchor::End,
             "label",
-            &short_name(name, 52),
+            &short_name(name, SHORT_NAME),
             Some(name),
         );
         svg.rect(left, y, w, bar_h, "mark", Some(&format!("{name}\n{value}")));
@@ -350,8 +360,8 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
         let k = lo + i as u32;
         let range = format!(
             "{} – {}",
-            duration(edge(k) as f64),
-            duration(edge(k + 1) as f64)
+            round_duration(edge(k) as f64),
+            round_duration(edge(k + 1) as f64)
         );
         bars.push((range, *c));
     }
@@ -393,7 +403,7 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
         let x = left + i as f64 * slot;
         if *count > 0 {
             let h = *count as f64 / ymax * plot_h;
-            let tip = format!("launch delay {range}: {count} launches");
+            let tip = format!("launch delay {range}: {}", launches(*count as i64));
             svg.rect(x + 1.0, bottom - h, slot - 2.0, h, "mark", Some(&tip));
         }
         // edge labels under the bin boundaries; the "≤ 0" bar is labelled in its middle
@@ -408,7 +418,7 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
                     bottom + 15.0,
                     Anchor::Middle,
                     "tick",
-                    &duration(edge(k) as f64),
+                    &round_duration(edge(k) as f64),
                 );
             }
         }
@@ -619,9 +629,9 @@ mod tests {
         let p = drawn(&sample::launch_stats(&delays));
         // [500 ns, 1 µs): 1, [1 µs, 2 µs): 2, [20 µs, 50 µs): 1, and the ≤ 0 bar: 1
         assert_eq!(marks(&p.svg, "launch_stats"), 4);
-        assert!(p.svg.contains("launch delay 1.00 µs – 2.00 µs: 2 launches"));
-        assert!(p.svg.contains("launch delay 20.0 µs – 50.0 µs: 1 launches"));
-        assert!(p.svg.contains("launch delay ≤ 0 ns: 1 launches"));
+        assert!(p.svg.contains("launch delay 1 µs – 2 µs: 2 launches"));
+        assert!(p.svg.contains("launch delay 20 µs – 50 µs: 1 launch"));
+        assert!(p.svg.contains("launch delay ≤ 0 ns: 1 launch"));
         assert!(p.caption.contains("2 without a GPU side"));
         assert!(p
             .caption

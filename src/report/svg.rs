@@ -220,16 +220,35 @@ pub fn duration(ns: f64) -> String {
     format!("{v:.decimals$} {}", unit.name)
 }
 
+/// A duration that is a whole number in its unit without decimals ("5 µs", "100 ms"); others
+/// as [`duration`].
+pub fn round_duration(ns: f64) -> String {
+    let unit = TimeUnit::for_max(ns.abs());
+    let v = ns / unit.ns;
+    if v.fract() == 0.0 {
+        format!("{v:.0} {}", unit.name)
+    } else {
+        duration(ns)
+    }
+}
+
 /// A kernel name short enough for a label: the return type, template arguments and
-/// parameter lists folded to `<…>` and `(…)`, then cut to `max` characters with `…`.
-/// The full name belongs in a tooltip.
+/// parameter lists folded to `<…>` and `(…)`, leading namespaces dropped while it is too long,
+/// then cut to `max` characters with `…`. The full name belongs in a tooltip.
 pub fn short_name(name: &str, max: usize) -> String {
     let folded = fold_brackets(name.strip_prefix("void ").unwrap_or(name));
-    let base = if folded.trim().is_empty() {
+    let mut base = if folded.trim().is_empty() {
         name
     } else {
         folded.as_str()
     };
+    while base.chars().count() > max {
+        let head = base.find(['<', '(']).unwrap_or(base.len());
+        match base[..head].find("::") {
+            Some(at) => base = &base[at + 2..],
+            None => break,
+        }
+    }
     if base.chars().count() <= max {
         return base.to_string();
     }
@@ -325,6 +344,9 @@ mod tests {
         assert_eq!(duration(25_300_000.0), "25.3 ms");
         assert_eq!(duration(2_000_000_000.0), "2.00 s");
         assert_eq!(TimeUnit::for_max(3e6).name, "ms");
+        assert_eq!(round_duration(5_000.0), "5 µs");
+        assert_eq!(round_duration(100_000_000.0), "100 ms");
+        assert_eq!(round_duration(1_500.0), "1.50 µs");
         assert_eq!(TimeUnit::for_max(999.0).name, "ns");
     }
 
@@ -337,6 +359,11 @@ mod tests {
             ),
             "at::native::vectorized_elementwise_kernel<…>(…)"
         );
+        assert_eq!(
+            short_name("void at::native::vectorized_elementwise_kernel<4>(int)", 40),
+            "vectorized_elementwise_kernel<…>(…)"
+        );
+        assert_eq!(short_name("a::b::c", 4), "b::c");
         assert_eq!(short_name("operator<", 60), "operator<");
         assert_eq!(short_name("abcdefghij", 5), "abcd…");
         assert_eq!(short_name("ααααααα", 4).chars().count(), 4);

@@ -12,6 +12,7 @@ mod import_nsys_faults;
 mod nsys_reports;
 mod outputs;
 mod perfetto;
+mod report_html;
 mod schema_errors;
 mod shell;
 mod support;
