@@ -25,11 +25,12 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:18px;margin:36px 0 4px;border-bott
 h2 code{font-size:13px;color:#666;font-weight:normal;margin-left:8px}
 .meta,.note,.caption{color:#555}.note{font-style:italic}
 nav ul{margin:6px 0;padding-left:20px}
-.table-wrap{overflow-x:auto;max-height:640px;overflow-y:auto;border:1px solid #ddd}
+.table-wrap{overflow-x:auto;max-height:480px;overflow-y:auto;border:1px solid #ddd}
 table{border-collapse:collapse;font-size:12.5px;font-variant-numeric:tabular-nums}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:left;vertical-align:top}
 th{background:#f4f4f4;position:sticky;top:0}td{max-width:46em;overflow-wrap:anywhere}
 td.num{text-align:right;white-space:nowrap}td.null{color:#aaa}
+figure{margin:8px 0 12px}figcaption{margin-top:2px}
 svg.plot{display:block;max-width:100%;height:auto;margin:8px 0}
 svg text{font:11.5px system-ui,sans-serif;fill:#333}
 svg .axis-title{font-size:12.5px;fill:#444}svg .legend{fill:#555}

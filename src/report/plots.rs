@@ -67,7 +67,8 @@ impl Axis {
     }
 }
 
-/// A bottom x axis at `y` from `left` to `right`, grid lines up to `top`, and its title.
+/// A bottom x axis at `y` from `left` to `right`, grid lines up to `top`, and its title;
+/// drawn before the marks, so the grid stays behind them.
 fn x_axis(
     svg: &mut Svg,
     axis: &Axis,
@@ -182,11 +183,20 @@ fn gpu_utilization(out: &ReportOutput) -> Result<Outcome, Missing> {
         "legend",
         "bar height = busy % of the bin (a full lane = 100 %)",
     );
+    for i in 0..lanes.len() {
+        let y = TOP + i as f64 * (lane_h + gap);
+        svg.rect(left, y, right - left, lane_h, "lane", None);
+    }
+    let title = if origin.len() > 1 {
+        format!("time since each partition's first bin ({})", unit.name)
+    } else {
+        format!("time since the first bin ({})", unit.name)
+    };
+    x_axis(&mut svg, &axis, (left, right), (TOP, bottom), &title);
     let mut marks = 0usize;
     for (i, ((part, dev, stream), bins)) in lanes.iter().enumerate() {
         let y = TOP + i as f64 * (lane_h + gap);
         let label = lane_label(part, &format!("device {} stream {}", id(*dev), id(*stream)));
-        svg.rect(left, y, right - left, lane_h, "lane", None);
         svg.text(
             left - 8.0,
             y + lane_h / 2.0 + 4.0,
@@ -210,12 +220,6 @@ fn gpu_utilization(out: &ReportOutput) -> Result<Outcome, Missing> {
             marks += 1;
         }
     }
-    let title = if origin.len() > 1 {
-        format!("time since each partition's first bin ({})", unit.name)
-    } else {
-        format!("time since the first bin ({})", unit.name)
-    };
-    x_axis(&mut svg, &axis, (left, right), (TOP, bottom), &title);
     let caption = format!(
         "{} lanes (partition, device, stream), {marks} busy bins drawn; empty bins are not drawn.",
         lanes.len()
@@ -270,6 +274,8 @@ fn kernel_summary(out: &ReportOutput) -> Result<Outcome, Missing> {
         "legend",
         "total GPU time · share of all kernel time · launches",
     );
+    let title = format!("total GPU time ({})", unit.name);
+    x_axis(&mut svg, &axis, (left, right), (TOP, bottom), &title);
     for (i, (name, (t, n))) in ranked.iter().enumerate() {
         let y = TOP + i as f64 * (bar_h + gap);
         let w = *t as f64 / span * (right - left);
@@ -296,8 +302,6 @@ fn kernel_summary(out: &ReportOutput) -> Result<Outcome, Missing> {
             &value,
         );
     }
-    let title = format!("total GPU time ({})", unit.name);
-    x_axis(&mut svg, &axis, (left, right), (TOP, bottom), &title);
     let mut distinct: Vec<&Partition> = parts.iter().collect();
     distinct.sort();
     distinct.dedup();
@@ -399,6 +403,8 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
     svg.vertical_text(30.0, TOP + plot_h / 2.0, "axis-title", "launches");
     let slot = (right - left) / bars.len() as f64;
     let offset = usize::from(non_positive > 0);
+    // every edge labelled, or every third (one per decade) when the bins are many
+    let every = if bars.len() > 16 { 3 } else { 1 };
     for (i, (range, count)) in bars.iter().enumerate() {
         let x = left + i as f64 * slot;
         if *count > 0 {
@@ -411,8 +417,7 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
             svg.text(x + slot / 2.0, bottom + 15.0, Anchor::Middle, "tick", "≤ 0");
         } else {
             let k = lo + (i - offset) as u32;
-            let every = if bars.len() > 16 { 3 } else { 1 };
-            if (k - lo) % every == 0 {
+            if (k - lo).is_multiple_of(every) {
                 svg.text(
                     x,
                     bottom + 15.0,
@@ -422,6 +427,15 @@ fn launch_stats(out: &ReportOutput) -> Result<Outcome, Missing> {
                 );
             }
         }
+    }
+    if hi > lo && (hi - lo).is_multiple_of(every) {
+        svg.text(
+            right,
+            bottom + 15.0,
+            Anchor::Middle,
+            "tick",
+            &round_duration(edge(hi) as f64),
+        );
     }
     svg.line(left, bottom, right, bottom, "axis");
     svg.line(left, TOP, left, bottom, "axis");
@@ -483,6 +497,14 @@ fn temporal_breakdown(out: &ReportOutput) -> Result<Outcome, Missing> {
         svg.text(x + 17.0, 17.0, Anchor::Start, "legend", name);
         x += 110.0;
     }
+    let axis = Axis::new(100.0, 5);
+    x_axis(
+        &mut svg,
+        &axis,
+        (left, right),
+        (TOP, bottom),
+        "share of the window's time (%)",
+    );
     for (i, row) in order.iter().enumerate() {
         let y = TOP + i as f64 * (bar_h + gap);
         let label = match parts[*row].to_string() {
@@ -523,14 +545,6 @@ fn temporal_breakdown(out: &ReportOutput) -> Result<Outcome, Missing> {
             x += w;
         }
     }
-    let axis = Axis::new(100.0, 5);
-    x_axis(
-        &mut svg,
-        &axis,
-        (left, right),
-        (TOP, bottom),
-        "share of the window's time (%)",
-    );
     let caption = "Each bar is a partition's wall time split into idle (no GPU work), compute \
                    (kernels) and non-compute (copies, sets, other GPU work); hover a segment \
                    for its time."

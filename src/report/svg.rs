@@ -60,10 +60,10 @@ impl Svg {
     /// described by `label` for screen readers.
     pub fn new(plot: &str, width: f64, height: f64, label: &str) -> Svg {
         let mut buf = String::new();
-        let _ = write!(
+        let _ = writeln!(
             buf,
             "<svg class=\"plot\" data-plot=\"{}\" role=\"img\" aria-label=\"{}\" \
-             width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">\n",
+             width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\">",
             escape(plot),
             escape(label),
             num(width),
@@ -237,7 +237,9 @@ pub fn round_duration(ns: f64) -> String {
 /// then cut to `max` characters with `…`. The full name belongs in a tooltip.
 pub fn short_name(name: &str, max: usize) -> String {
     let folded = fold_brackets(name.strip_prefix("void ").unwrap_or(name));
-    let mut base = if folded.trim().is_empty() {
+    // a name that is all brackets folds to nothing readable: cut the name itself instead
+    let head = folded.find(['<', '(']).unwrap_or(folded.len());
+    let mut base = if folded[..head].trim().is_empty() {
         name
     } else {
         folded.as_str()
@@ -365,6 +367,7 @@ mod tests {
         );
         assert_eq!(short_name("a::b::c", 4), "b::c");
         assert_eq!(short_name("operator<", 60), "operator<");
+        assert_eq!(short_name("<img src=x>", 8), "<img sr…");
         assert_eq!(short_name("abcdefghij", 5), "abcd…");
         assert_eq!(short_name("ααααααα", 4).chars().count(), 4);
     }
