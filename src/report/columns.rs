@@ -3,7 +3,6 @@
 //! missing or of a type that does not cast says so in one line, which the page shows
 //! instead of the plot.
 
-use std::cmp::Ordering;
 use std::fmt;
 
 use datafusion::arrow::array::{ArrayRef, AsArray};
@@ -72,22 +71,10 @@ pub enum KeyValue {
     Text(String),
 }
 
-/// A row's partition: `(column, value)` for each partition key, in order.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// A row's partition: `(column, value)` for each partition key, in order. Every row of a
+/// report has the same columns, so partitions sort by their values.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Partition(pub Vec<(String, KeyValue)>);
-
-impl Ord for Partition {
-    fn cmp(&self, other: &Self) -> Ordering {
-        let values = |p: &Partition| p.0.iter().map(|(_, v)| v.clone()).collect::<Vec<_>>();
-        values(self).cmp(&values(other))
-    }
-}
-
-impl PartialOrd for Partition {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
 
 impl fmt::Display for Partition {
     /// `rank=3`, `host=h1 rank=3`; empty for one window.
