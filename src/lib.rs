@@ -39,6 +39,8 @@ pub mod convert;
 
 pub mod sink;
 
+pub mod report;
+
 pub mod file;
 
 pub mod shell;

@@ -125,6 +125,27 @@ async fn write_html(
     partitions: &[String],
     window: &tracesql::window::Window,
 ) -> anyhow::Result<()> {
-    let _ = (args, reports, ctx, partitions, window);
-    bail!("--format html is not built yet")
+    let Some(path) = args.output.as_deref() else {
+        bail!("an HTML report is a file: pass --output report.html");
+    };
+    tracesql::file::refuse_writing_into(path, &[window.root.as_path()], "--output")?;
+    let mut outputs = Vec::with_capacity(reports.len());
+    for report in reports {
+        let values = if reports.len() == 1 { &args.params[..] } else { &[] };
+        let output = report
+            .collect(ctx, partitions, values)
+            .await
+            .with_context(|| format!("report {}", report.name))?;
+        outputs.push(output);
+    }
+    let page = tracesql::report::html::render(&outputs, &window.root.display().to_string());
+    let mut file = tracesql::file::AtomicFile::create(path)?;
+    let mut out = file.writer();
+    std::io::Write::write_all(&mut out, page.as_bytes())
+        .and_then(|()| std::io::Write::flush(&mut out))
+        .map_err(|e| tracesql::Error::Write(e).at_output(path))?;
+    drop(out);
+    file.commit()?;
+    eprintln!("wrote {} ({} reports)", path.display(), outputs.len());
+    Ok(())
 }

@@ -2,13 +2,20 @@
 //! a catalog (one window or an archive, whose partition columns lead every report).
 //!
 //! In: a catalog's `SessionContext`, a report name and parameter values. Out: the report's
-//! SQL (for a sink to stream) or its batches ([`ReportOutput`], for the HTML page).
+//! SQL (for a sink to stream) or its batches ([`ReportOutput`]), which `html` renders as one
+//! self-contained page (tables and inline SVG plots, no script, nothing fetched).
 //!
 //! A report file opens with `-- @report NAME: one line`, then one `-- @param NAME = DEFAULT:
 //! what it is` line per parameter, then free comment lines; `{{param NAME}}` in the query takes
 //! the value. Files named `_*` are helper views the reports share.
 
+mod columns;
+pub mod html;
 mod output;
+mod plots;
+#[cfg(test)]
+mod sample;
+pub mod svg;
 
 use datafusion::prelude::SessionContext;
 

@@ -1,11 +1,12 @@
-//! One report's result, as the HTML page and the other sinks take it.
+//! Stage `report`: what one canned report (`sql/reports/NAME.sql`) produced, as the runner
+//! hands it to a renderer.
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 
 /// One report's result.
 pub struct ReportOutput {
-    /// The report's name, e.g. "kernel_summary".
+    /// The report's name, its file's stem (e.g. "kernel_summary").
     pub name: String,
     /// The report's one-line description.
     pub title: String,
@@ -13,4 +14,11 @@ pub struct ReportOutput {
     pub partition_keys: Vec<String>,
     pub schema: SchemaRef,
     pub batches: Vec<RecordBatch>,
+}
+
+impl ReportOutput {
+    /// Rows over all batches.
+    pub fn num_rows(&self) -> usize {
+        self.batches.iter().map(|b| b.num_rows()).sum()
+    }
 }

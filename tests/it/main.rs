@@ -13,6 +13,7 @@ mod import_nsys_faults;
 mod nsys_reports;
 mod outputs;
 mod perfetto;
+mod report_html;
 mod reports;
 mod schema_errors;
 mod shell;

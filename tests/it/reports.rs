@@ -520,3 +520,32 @@ async fn every_report_plans_against_empty_canonical_tables() {
         }
     }
 }
+
+#[test]
+fn report_all_writes_one_html_page_with_every_report() {
+    let (tmp, w) = known_window();
+    let page = tmp.path().join("report.html");
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["report", "all", "--format", "html", "--window"])
+        .arg(&w)
+        .arg("--output")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for r in tracesql::report::reports() {
+        assert!(html.contains(r.name), "{} missing", r.name);
+    }
+    assert!(html.contains("gemm_a") && html.matches("<svg").count() >= 4);
+    // an HTML page is a file, and never one inside the window
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["report", "all", "--format", "html", "--window"])
+        .arg(&w)
+        .arg("--output")
+        .arg(w.join("r.html"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!w.join("r.html").exists());
+}
