@@ -39,8 +39,6 @@ pub mod convert;
 
 pub mod sink;
 
-pub mod report;
-
 pub mod file;
 
 pub mod shell;

@@ -131,7 +131,11 @@ async fn write_html(
     tracesql::file::refuse_writing_into(path, &[window.root.as_path()], "--output")?;
     let mut outputs = Vec::with_capacity(reports.len());
     for report in reports {
-        let values = if reports.len() == 1 { &args.params[..] } else { &[] };
+        let values = if reports.len() == 1 {
+            &args.params[..]
+        } else {
+            &[]
+        };
         let output = report
             .collect(ctx, partitions, values)
             .await

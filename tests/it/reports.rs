@@ -532,7 +532,11 @@ fn report_all_writes_one_html_page_with_every_report() {
         .arg(&page)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let html = std::fs::read_to_string(&page).unwrap();
     for r in tracesql::report::reports() {
         assert!(html.contains(r.name), "{} missing", r.name);
