@@ -26,6 +26,11 @@ pub enum Dot {
         predicate: Option<String>,
     },
     Doctor,
+    /// `.report NAME [KEY=VALUE]...`: one report of `tracesql report --list`.
+    Report {
+        name: String,
+        params: Vec<(String, String)>,
+    },
 }
 
 /// How wide the table may be on the screen.
@@ -77,6 +82,10 @@ pub const HELP: &[(&str, &str)] = &[
         ".doctor",
         "data-quality checks of the window, as `tracesql doctor` prints them",
     ),
+    (
+        ".report NAME [KEY=VALUE]...",
+        "run a report of `tracesql report --list` over the window (its parameters as KEY=VALUE)",
+    ),
     (".quit", "leave the shell (also .exit, Ctrl-D)"),
 ];
 
@@ -94,6 +103,7 @@ pub const NAMES: &[&str] = &[
     ".open",
     ".export",
     ".doctor",
+    ".report",
     ".quit",
     ".exit",
 ];
@@ -168,6 +178,21 @@ pub fn parse(line: &str) -> Result<Dot> {
         ".open" => Ok(Dot::Open(one("one window or archive")?.into())),
         ".export" => export(rest).ok_or_else(|| usage("an output file")),
         ".doctor" => no_args(Dot::Doctor),
+        ".report" => {
+            let (name, pairs) = args.split_first().ok_or_else(|| usage("a report name"))?;
+            let params = pairs
+                .iter()
+                .map(|pair| {
+                    pair.split_once('=')
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                        .ok_or_else(|| usage(&format!("`{pair}` is not KEY=VALUE")))
+                })
+                .collect::<Result<_>>()?;
+            Ok(Dot::Report {
+                name: name.clone(),
+                params,
+            })
+        }
         other => Err(Error::Usage(format!(
             "unknown command `{other}` (.help lists them)"
         ))),
@@ -275,6 +300,15 @@ mod tests {
         assert_eq!(parse(".exit").unwrap(), Dot::Quit);
         assert_eq!(parse(".doctor").unwrap(), Dot::Doctor);
         assert!(parse(".doctor now").is_err());
+        assert_eq!(
+            parse(".report gpu_gaps min_gap_ns=5000").unwrap(),
+            Dot::Report {
+                name: "gpu_gaps".into(),
+                params: vec![("min_gap_ns".into(), "5000".into())]
+            }
+        );
+        assert!(parse(".report").is_err());
+        assert!(parse(".report gpu_gaps min_gap_ns").is_err());
     }
 
     #[test]

@@ -260,6 +260,7 @@ impl Shell {
             }
             Dot::Export { output, predicate } => self.export(output, predicate).await?,
             Dot::Doctor => self.doctor().await?,
+            Dot::Report { name, params } => self.report(&name, &params).await?,
         }
         Ok(Flow::Go)
     }
@@ -425,6 +426,16 @@ impl Shell {
         written?;
         eprintln!("{}", crate::doctor::report::summary_line(&findings));
         Ok(())
+    }
+
+    /// `.report NAME [KEY=VALUE]...`: the report's query, run as a statement (current mode and
+    /// output); its helper views stay registered.
+    async fn report(&mut self, name: &str, params: &[(String, String)]) -> Result<()> {
+        let report = crate::report::find(name)?;
+        let partitions = self.window.partition_keys.clone();
+        crate::report::register_helpers(&self.ctx, &partitions).await?;
+        let sql = report.sql(&partitions, params)?;
+        self.sql(&sql).await
     }
 
     async fn learn_names(&mut self, editor: &mut editor::LineEditor) {

@@ -294,6 +294,7 @@ fn help_has_a_line_for_every_command() {
         ".open",
         ".export",
         ".doctor",
+        ".report",
         ".quit",
     ] {
         let lines = stdout
@@ -456,4 +457,41 @@ fn dot_doctor_prints_the_table_of_tracesql_doctor_and_leaves_the_checks_as_views
     let table = text(&doctor.stdout);
     assert!(table.contains("stream_overlap"), "{table}");
     assert_eq!(got, format!("{table}cut_ns\n100\n"));
+}
+
+#[test]
+fn dot_report_prints_what_tracesql_report_prints() {
+    let scratch = tempfile::tempdir().unwrap();
+    let w = tiny_window();
+    let out = shell(
+        &w,
+        &[],
+        ".mode csv\n.report gpu_gaps min_gap_ns=1\n",
+        scratch.path(),
+    );
+    let got = ok(&out);
+    let report = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args([
+            "report",
+            "gpu_gaps",
+            "--param",
+            "min_gap_ns=1",
+            "--format",
+            "csv",
+            "-w",
+        ])
+        .arg(&w)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let expected = text(&report.stdout);
+    assert!(expected.lines().count() > 1, "{expected}");
+    assert_eq!(got, expected);
+    let out = shell(&w, &[], ".report nope\n", scratch.path());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no report named"),
+        "{}",
+        text(&out.stderr)
+    );
 }
