@@ -13,16 +13,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 small="${1:-1000000}"
 large="${2:-10000000}"
-venv="${TRACESQL_HTA_VENV:-$HOME/.cache/tracesql-hta-venv}"
-if [[ ! -x "$venv/bin/python" ]] || ! "$venv/bin/python" -c "import hta" 2>/dev/null; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet HolisticTraceAnalysis==0.5.0
-fi
-if [[ -z "${TRACESQL_BIN:-}" ]]; then
-    export CARGO_TARGET_DIR="${TRACESQL_RELEASE_TARGET:-$HOME/.cache/tracesql-target-release}"
-    cargo build --release --quiet
-    TRACESQL_BIN="$CARGO_TARGET_DIR/release/tracesql"
-fi
+source "$root/scripts/hta-env.sh"
 out="${TRACESQL_BENCH_DIR:-$root/bench-out}/reports"
 mkdir -p "$out"
 exec "$venv/bin/python" "$root/scripts/bench_reports.py" "$TRACESQL_BIN" "$root/../shared/data/kineto" "$out" "$small" "$large"

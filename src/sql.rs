@@ -229,7 +229,17 @@ pub fn expand_with(
 /// Create every view in `ctx`, whose tables are already registered with the partition
 /// columns `partitions` (empty for one window).
 pub async fn register_views(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
-    for object in VIEWS {
+    create_views(ctx, VIEWS.iter(), partitions).await
+}
+
+/// Create the views `objects` define in `ctx`, in order, placeholders expanded for
+/// `partitions`; a failure names the file (it is ours, not the user's).
+pub async fn create_views(
+    ctx: &SessionContext,
+    objects: impl Iterator<Item = &SqlObject>,
+    partitions: &[String],
+) -> Result<()> {
+    for object in objects {
         let text = expand(object.text, partitions)?;
         ctx.sql(&text)
             .await

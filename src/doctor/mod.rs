@@ -24,7 +24,7 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::prelude::SessionContext;
 
 use crate::error::Error;
-use crate::sql::{expand, SqlObject, DOCTOR};
+use crate::sql::{SqlObject, DOCTOR};
 use crate::Result;
 
 /// How bad a finding is. `Error`: answers over the window are wrong (the command exits 1);
@@ -141,13 +141,7 @@ pub fn parse_header(object: &'static SqlObject) -> Result<Check> {
 /// Create the `sql/doctor/` views (checks and helpers) in `ctx`, whose tables and views are
 /// registered with the partition columns `partitions`.
 pub async fn register(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
-    for object in DOCTOR {
-        let text = expand(object.text, partitions)?;
-        ctx.sql(&text)
-            .await
-            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-    }
-    Ok(())
+    crate::sql::create_views(ctx, DOCTOR.iter(), partitions).await
 }
 
 /// Register the checks in `ctx` and run every one; findings in registry order.

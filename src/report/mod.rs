@@ -164,13 +164,8 @@ impl Report {
 
 /// Create the helper views (`sql/reports/_*.sql`) the reports read, in `ctx`.
 pub async fn register_helpers(ctx: &SessionContext, partitions: &[String]) -> Result<()> {
-    for object in REPORTS.iter().filter(|o| o.name.starts_with('_')) {
-        let text = crate::sql::expand(object.text, partitions)?;
-        ctx.sql(&text)
-            .await
-            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-    }
-    Ok(())
+    let helpers = REPORTS.iter().filter(|o| o.name.starts_with('_'));
+    crate::sql::create_views(ctx, helpers, partitions).await
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use std::process::Command;
 use datafusion::arrow::array::{Array, ArrayRef, Float64Array, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
+use datafusion::prelude::SessionContext;
 use serde_json::{json, Value};
 use tracesql::window::Window;
 
@@ -167,8 +168,9 @@ fn import(trace: &Value, dir: &Path) -> PathBuf {
     window
 }
 
-/// Run report `name` (parameters `params`) on the window or archive at `path`; rows as text.
-async fn report(path: &Path, name: &str, params: &[(&str, &str)]) -> Vec<String> {
+/// A catalog of the window or archive at `path` with the report helpers, and the SQL of
+/// report `name` with `params`.
+async fn session(path: &Path, name: &str, params: &[(&str, &str)]) -> (SessionContext, String) {
     let window = Window::open(path).unwrap();
     let ctx = tracesql::catalog::open(&window).await.unwrap();
     tracesql::report::register_helpers(&ctx, &window.partition_keys)
@@ -182,6 +184,12 @@ async fn report(path: &Path, name: &str, params: &[(&str, &str)]) -> Vec<String>
         .unwrap()
         .sql(&window.partition_keys, &values)
         .unwrap();
+    (ctx, sql)
+}
+
+/// Run report `name` (parameters `params`) on the window or archive at `path`; rows as text.
+async fn report(path: &Path, name: &str, params: &[(&str, &str)]) -> Vec<String> {
+    let (ctx, sql) = session(path, name, params).await;
     rows(&ctx, &sql).await
 }
 
@@ -194,15 +202,7 @@ fn known_window() -> (tempfile::TempDir, PathBuf) {
 /// The columns `columns` ("a, b") of a report's rows, in the report's order; floats rounded
 /// to 4 decimals, trailing zeros dropped.
 async fn pick(path: &Path, name: &str, columns: &str) -> Vec<String> {
-    let window = Window::open(path).unwrap();
-    let ctx = tracesql::catalog::open(&window).await.unwrap();
-    tracesql::report::register_helpers(&ctx, &window.partition_keys)
-        .await
-        .unwrap();
-    let sql = tracesql::report::find(name)
-        .unwrap()
-        .sql(&window.partition_keys, &[])
-        .unwrap();
+    let (ctx, sql) = session(path, name, &[]).await;
     let batches = ctx.sql(&sql).await.unwrap().collect().await.unwrap();
     let names: Vec<&str> = columns.split(',').map(str::trim).collect();
     let mut out = Vec::new();
@@ -485,12 +485,7 @@ async fn over_an_archive_every_report_leads_with_the_partition_columns() {
     );
     assert_eq!(got.len(), 6);
     for r in tracesql::report::reports() {
-        let window = Window::open(&archive).unwrap();
-        let ctx = tracesql::catalog::open(&window).await.unwrap();
-        tracesql::report::register_helpers(&ctx, &window.partition_keys)
-            .await
-            .unwrap();
-        let sql = r.sql(&window.partition_keys, &[]).unwrap();
+        let (ctx, sql) = session(&archive, r.name, &[]).await;
         let schema = ctx.sql(&sql).await.unwrap().schema().clone();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(&names[..2], ["rank", "window_id"], "{}", r.name);
