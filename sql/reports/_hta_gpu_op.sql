@@ -24,9 +24,11 @@ SELECT
   CASE
     WHEN kind IN ('gpu_memcpy', 'gpu_memset') THEN 'MEMORY'
     WHEN kind <> 'kernel' THEN 'OTHER'
-    WHEN name ~ '^nccl.*Kernel' THEN 'COMMUNICATION'
-    WHEN name ~ '^(Memcpy|Memset|dma)' THEN 'MEMORY'
-    WHEN name ~ '^(.*Memcpy|Memset|.*Sync)' THEN 'OTHER'
+    -- HTA's regular expressions spelled as prefix and substring tests, which are several
+    -- times cheaper per row: `^nccl.*Kernel`, `^(Memcpy|Memset|dma)`, `^(.*Memcpy|Memset|.*Sync)`
+    WHEN starts_with(name, 'nccl') AND strpos(substr(name, 5), 'Kernel') > 0 THEN 'COMMUNICATION'
+    WHEN starts_with(name, 'Memcpy') OR starts_with(name, 'Memset') OR starts_with(name, 'dma') THEN 'MEMORY'
+    WHEN strpos(name, 'Memcpy') > 0 OR strpos(name, 'Sync') > 0 THEN 'OTHER'
     ELSE 'COMPUTATION'
   END AS kernel_type
 FROM gpu_op
