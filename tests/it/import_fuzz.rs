@@ -326,6 +326,7 @@ pub enum Outcome {
 /// Run `cmd` with a time limit; None when it had to be killed.
 fn run(mut cmd: Command, limit: Duration) -> Option<(Option<i32>, String)> {
     let mut child = cmd
+        .env("RUST_BACKTRACE", "0")
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -353,10 +354,17 @@ fn run(mut cmd: Command, limit: Duration) -> Option<(Option<i32>, String)> {
 
 const HANG: Duration = Duration::from_secs(60);
 
+/// The binary under test: $TRACESQL_FUZZ_BIN (the long run's stable copy, which a rebuild
+/// during the run does not replace), else the one cargo built for these tests.
+fn binary() -> PathBuf {
+    std::env::var_os("TRACESQL_FUZZ_BIN")
+        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tracesql")), PathBuf::from)
+}
+
 /// Import `input` (of `form`) into `dir/out` with the binary and judge the outcome.
 pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
     let output = dir.join("out");
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_tracesql"));
+    let mut cmd = Command::new(binary());
     cmd.arg("import")
         .arg(if form == Form::Kineto { "kineto" } else { "nsys" })
         .arg(input)
@@ -379,7 +387,7 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
                  + (SELECT count(*) FROM overhead) + (SELECT count(*) FROM cpu_event) \
                  + (SELECT count(*) FROM launch) + (SELECT count(*) FROM api_call) \
                  + (SELECT count(*) FROM gpu_op) + (SELECT count(*) FROM user_annotation)";
-            let mut query = Command::new(env!("CARGO_BIN_EXE_tracesql"));
+            let mut query = Command::new(binary());
             query.args(["query", "--format", "csv", "--window"]).arg(&output).arg(sql);
             match run(query, HANG) {
                 None => Outcome::Hang,
