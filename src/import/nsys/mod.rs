@@ -98,6 +98,11 @@ pub async fn import_nsys(
         let ctx = register::context(&report).await?;
         stage.mark("nsys register");
         let mapped = map::run(&ctx).await?;
+        let epoch = epoch_ns(&ctx).await?;
+        let session_absent = report.absent.contains(&source::SESSION_START);
+        // the loaded tables are not needed once mapped
+        drop(ctx);
+        drop(report);
         stage.mark("nsys map");
         let processes = &mapped.processes;
         if processes.num_rows() == 0 {
@@ -108,7 +113,7 @@ pub async fn import_nsys(
         }
         let archive = config.inputs.len() > 1 || processes.num_rows() > 1;
         let mut warnings = Vec::new();
-        if report.absent.contains(&source::SESSION_START) {
+        if session_absent {
             warnings.push(format!(
                 "no {} table: times stay relative to the session start",
                 source::SESSION_START
@@ -127,7 +132,6 @@ pub async fn import_nsys(
                 mapped.skipped_processes
             ));
         }
-        let epoch = epoch_ns(&ctx).await?;
         let name = report_name(input);
         let gpids = map::ints(processes, "global_pid")?.clone();
         let pids = map::ints(processes, "pid")?.clone();
@@ -249,10 +253,10 @@ struct WindowInput<'a> {
 fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysStats> {
     let mut stats = NsysStats::default();
     let mut start_ns: Option<i64> = None;
-    for (m, batch) in map::MAPPINGS.iter().zip(&w.mapped.tables) {
-        let rows = map::of_process(batch, w.global_pid)?;
-        if m.table != "cuda_event" && rows.num_rows() > 0 {
-            let starts = map::ints(&rows, "start_ns")?;
+    for (m, batches) in map::MAPPINGS.iter().zip(&w.mapped.tables) {
+        let rows = map::of_process_all(batches, w.global_pid)?;
+        for batch in rows.iter().filter(|_| m.table != "cuda_event") {
+            let starts = map::ints(batch, "start_ns")?;
             if let Some(first) = datafusion::arrow::compute::min(starts) {
                 start_ns = Some(start_ns.map_or(first, |s: i64| s.min(first)));
             }
