@@ -33,7 +33,7 @@ impl Rng {
     }
 
     fn chance(&mut self, one_in: u64) -> bool {
-        self.next() % one_in == 0
+        self.next().is_multiple_of(one_in)
     }
 }
 
@@ -357,8 +357,10 @@ const HANG: Duration = Duration::from_secs(60);
 /// The binary under test: $TRACESQL_FUZZ_BIN (the long run's stable copy, which a rebuild
 /// during the run does not replace), else the one cargo built for these tests.
 fn binary() -> PathBuf {
-    std::env::var_os("TRACESQL_FUZZ_BIN")
-        .map_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_tracesql")), PathBuf::from)
+    std::env::var_os("TRACESQL_FUZZ_BIN").map_or_else(
+        || PathBuf::from(env!("CARGO_BIN_EXE_tracesql")),
+        PathBuf::from,
+    )
 }
 
 /// Import `input` (of `form`) into `dir/out` with the binary and judge the outcome.
@@ -366,7 +368,11 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
     let output = dir.join("out");
     let mut cmd = Command::new(binary());
     cmd.arg("import")
-        .arg(if form == Form::Kineto { "kineto" } else { "nsys" })
+        .arg(if form == Form::Kineto {
+            "kineto"
+        } else {
+            "nsys"
+        })
         .arg(input)
         .arg("--output")
         .arg(&output);
@@ -378,7 +384,10 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
         .unwrap()
         .filter_map(|e| e.ok())
         .any(|e| e.file_name().to_string_lossy().starts_with("out"));
-    let errors: Vec<&str> = stderr.lines().filter(|l| !l.starts_with("warning: ")).collect();
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| !l.starts_with("warning: "))
+        .collect();
     match code {
         Some(0) => {
             let sql = "SELECT (SELECT count(*) FROM kernel) + (SELECT count(*) FROM gpu_memcpy) \
@@ -388,20 +397,28 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
                  + (SELECT count(*) FROM launch) + (SELECT count(*) FROM api_call) \
                  + (SELECT count(*) FROM gpu_op) + (SELECT count(*) FROM user_annotation)";
             let mut query = Command::new(binary());
-            query.args(["query", "--format", "csv", "--window"]).arg(&output).arg(sql);
+            query
+                .args(["query", "--format", "csv", "--window"])
+                .arg(&output)
+                .arg(sql);
             match run(query, HANG) {
                 None => Outcome::Hang,
                 Some((Some(0), _)) => Outcome::Window,
-                Some((code, err)) => {
-                    Outcome::Crash(format!("imported window does not read ({code:?}): {}", first(&err)))
-                }
+                Some((code, err)) => Outcome::Crash(format!(
+                    "imported window does not read ({code:?}): {}",
+                    first(&err)
+                )),
             }
         }
         Some(1) if errors.len() == 1 && errors[0].starts_with("error: ") && !leftovers => {
             Outcome::OneLineError
         }
         Some(1) if leftovers => Outcome::Crash(format!("output left behind: {}", first(&stderr))),
-        Some(1) => Outcome::Crash(format!("error of {} lines: {}", errors.len(), first(&stderr))),
+        Some(1) => Outcome::Crash(format!(
+            "error of {} lines: {}",
+            errors.len(),
+            first(&stderr)
+        )),
         Some(2) => Outcome::Crash(format!("internal error (exit 2): {}", first(&stderr))),
         Some(c) => Outcome::Crash(format!("exit {c}: {}", stderr.trim().replace('\n', " / "))),
         None => Outcome::Crash(format!("killed by a signal: {}", first(&stderr))),
@@ -430,7 +447,14 @@ impl Tally {
 
 /// One mutated case of `form` in a fresh folder under `scratch`, judged; a failing input is
 /// kept in `keep` when given.
-fn one_case(form: Form, rng: &mut Rng, seeds: &Seeds, scratch: &Path, keep: Option<&Path>, tally: &mut Tally) {
+fn one_case(
+    form: Form,
+    rng: &mut Rng,
+    seeds: &Seeds,
+    scratch: &Path,
+    keep: Option<&Path>,
+    tally: &mut Tally,
+) {
     let dir = tempfile::tempdir_in(scratch).unwrap();
     let input = match form {
         Form::Kineto => kineto_case(rng, seeds, dir.path()),
@@ -464,10 +488,21 @@ fn one_case(form: Form, rng: &mut Rng, seeds: &Seeds, scratch: &Path, keep: Opti
 }
 
 /// Run the mutator on `threads` threads until `cases_per_thread` cases or `until`.
-pub fn campaign(seed: u64, threads: usize, cases_per_thread: u64, until: Instant, keep: Option<&Path>) -> Tally {
+pub fn campaign(
+    seed: u64,
+    threads: usize,
+    cases_per_thread: u64,
+    until: Instant,
+    keep: Option<&Path>,
+) -> Tally {
     let scratch = tempfile::tempdir().unwrap();
     let seeds = Seeds::make(scratch.path());
-    let forms = [Form::Kineto, Form::Kineto, Form::NsysSqlite, Form::NsysParquetdir];
+    let forms = [
+        Form::Kineto,
+        Form::Kineto,
+        Form::NsysSqlite,
+        Form::NsysParquetdir,
+    ];
     std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
@@ -519,7 +554,10 @@ fn the_judge_tells_a_window_an_error_and_a_crash_apart() {
     let tmp = tempfile::tempdir().unwrap();
     std::fs::create_dir(tmp.path().join("out")).unwrap();
     std::fs::write(tmp.path().join("out/x"), b"").unwrap();
-    assert!(matches!(judge(Form::Kineto, &good, tmp.path()), Outcome::Crash(_)));
+    assert!(matches!(
+        judge(Form::Kineto, &good, tmp.path()),
+        Outcome::Crash(_)
+    ));
 }
 
 /// `scripts/fuzz-import.sh MINUTES`: TRACESQL_FUZZ_MINUTES (default 1), TRACESQL_FUZZ_SEED,

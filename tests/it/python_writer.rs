@@ -56,7 +56,10 @@ fn writer_python() -> Option<PathBuf> {
             .output()
             .unwrap();
         if !out.status.success() {
-            return skip(&format!("pip install numpy pyarrow setuptools wheel failed (PyPI unreachable?): {}", text(&out).trim()));
+            return skip(&format!(
+                "pip install numpy pyarrow setuptools wheel failed (PyPI unreachable?): {}",
+                text(&out).trim()
+            ));
         }
     }
     // The checkout's package, every run, built offline with the venv's setuptools, from a
@@ -65,7 +68,13 @@ fn writer_python() -> Option<PathBuf> {
     let package = copy.path().join("python");
     copy_package(&root().join("python"), &package);
     let out = Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "--no-deps", "--force-reinstall", "--no-build-isolation"])
+        .args([
+            "install",
+            "-q",
+            "--no-deps",
+            "--force-reinstall",
+            "--no-build-isolation",
+        ])
         .arg(&package)
         .output()
         .unwrap();
@@ -83,8 +92,11 @@ fn copy_package(from: &Path, to: &Path) {
     for entry in std::fs::read_dir(from.join("tracesql_window")).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().is_some_and(|e| e == "py") {
-            std::fs::copy(&path, to.join("tracesql_window").join(path.file_name().unwrap()))
-                .unwrap();
+            std::fs::copy(
+                &path,
+                to.join("tracesql_window").join(path.file_name().unwrap()),
+            )
+            .unwrap();
         }
     }
 }
@@ -150,7 +162,11 @@ fn the_python_writer_gives_windows_that_export_as_the_reference_does() {
             .args(["--trace-name", name])
             .output()
             .unwrap();
-        assert!(ours.status.success(), "{name}: tracesql export: {}", text(&ours));
+        assert!(
+            ours.status.success(),
+            "{name}: tracesql export: {}",
+            text(&ours)
+        );
         let reference = read_json(&case(".reference.json"));
         let events = reference["traceEvents"].as_array().unwrap().len();
         assert!(events > 50, "{name}: only {events} reference events");

@@ -101,7 +101,10 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut args_buffer = Vec::new();
     for taken in &doc.taken {
         let (i, class, ev) = (taken.index, taken.class, taken.event(doc));
-        let start = ev.ts.and_then(micros_text_to_ns).and_then(|t| t.checked_add(base));
+        let start = ev
+            .ts
+            .and_then(micros_text_to_ns)
+            .and_then(|t| t.checked_add(base));
         let dur = ev.dur.and_then(micros_text_to_ns);
         // a time past the i64 nanosecond range is as good as none
         let end = start.zip(dur).and_then(|(s, d)| s.checked_add(d));

@@ -575,11 +575,12 @@ mod tests {
             .into_iter()
             .map(Result::unwrap)
             .collect();
-        assert_eq!(ids(&parts), ids(&[whole.clone()]));
+        assert_eq!(ids(&parts), ids(std::slice::from_ref(&whole)));
         assert_eq!(whole.num_rows(), 300000 - 300000 / 7);
         // a small table, or one thread: read whole
         assert_eq!(rowid_ranges(&conn, "StringIds", 1), [None]);
-        conn.execute_batch("DELETE FROM StringIds WHERE id > 3000").unwrap();
+        conn.execute_batch("DELETE FROM StringIds WHERE id > 3000")
+            .unwrap();
         assert_eq!(rowid_ranges(&conn, "StringIds", 3), [None]);
     }
 
