@@ -4,7 +4,8 @@
 # child process with a time limit (tests/it/import_fuzz.rs, the mutator of the bounded
 # `cargo test` case). Prints the counts of cases, valid windows, one-line errors, crashes
 # (panics, signals, exit 2, errors of several lines, output left behind, windows that do not
-# read) and hangs; exits 1 if there was any crash or hang.
+# read) and hangs (over a minute of CPU time, or ten minutes of wall time: a loaded machine
+# starves a nice 19 run without hanging it); exits 1 if there was any crash or hang.
 #
 #   scripts/fuzz-import.sh 30                       # at nice 19, on every core
 #   TRACESQL_FUZZ_SEED=7 TRACESQL_FUZZ_THREADS=1 TRACESQL_FUZZ_KEEP=/tmp/finds scripts/fuzz-import.sh 5
