@@ -8,8 +8,8 @@
 #
 #   scripts/bench-import-nsys.sh [KERNELS] [RUNS]
 #
-# pyarrow comes from $BENCH_PYTHON, else the venv tests/it/python_writer.rs makes under the
-# target dir, else a venv made here ($target/tmp/tracesql-bench-venv).
+# TRACESQL_BIN=PATH times that binary instead of building one. pyarrow comes from
+# $BENCH_PYTHON, else the venv tests/it/python_writer.rs makes under the target dir, else a venv made here ($target/tmp/tracesql-bench-venv).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -19,8 +19,12 @@ target=${CARGO_TARGET_DIR:-$root/target}
 out="${TRACESQL_BENCH_DIR:-$target/bench-import-nsys}"
 mkdir -p "$out"
 
-cargo build --release --quiet
-bin="$target/release/tracesql"
+if [[ -n "${TRACESQL_BIN:-}" ]]; then
+  bin=$TRACESQL_BIN # e.g. an older build, for a before/after comparison
+else
+  cargo build --release --quiet
+  bin="$target/release/tracesql"
+fi
 
 python=${BENCH_PYTHON:-}
 for venv in "$target/tmp/tracesql-window-venv" "$target/tmp/tracesql-bench-venv"; do
@@ -58,6 +62,9 @@ for _ in $(seq "$runs"); do
   rss_py=$((rss > rss_py ? rss : rss_py))
 done
 
+echo "where the time goes (one more run, --profile: wall and CPU per stage):"
+rm -rf "$out/window"
+"$bin" --profile import nsys "$report" --output "$out/window" 2>&1 >/dev/null | grep -i 'nsys' || true
 python3 - "$kernels" "$rows" "$size" "$best_ours" "$best_py" "$rss_ours" "$rss_py" "$runs" <<'PY'
 import sys
 kernels, rows, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
