@@ -9,7 +9,8 @@
 #   scripts/bench-import-nsys.sh [KERNELS] [RUNS]
 #
 # TRACESQL_BIN=PATH times that binary instead of building one. pyarrow comes from
-# $BENCH_PYTHON, else the venv tests/it/python_writer.rs makes under the target dir, else a venv made here ($target/tmp/tracesql-bench-venv).
+# $BENCH_PYTHON, else the venv tests/it/python_writer.rs makes under the target dir, else a
+# venv made here ($target/tmp/tracesql-bench-venv).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
