@@ -57,7 +57,8 @@ for _ in $(seq "$runs"); do
   best_ours=$(python3 -c "print(min($best_ours, $wall))")
   rss_ours=$((rss > rss_ours ? rss : rss_ours))
 
-  read -r secs _ < <(/usr/bin/time -v -o "$out/time-py.txt" "$python" scripts/bench_import_nsys.py python "$report")
+  /usr/bin/time -v -o "$out/time-py.txt" "$python" scripts/bench_import_nsys.py python "$report" >"$out/py.txt"
+  read -r secs _ <"$out/py.txt"
   rss=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/time-py.txt")
   best_py=$(python3 -c "print(min($best_py, $secs))")
   rss_py=$((rss > rss_py ? rss : rss_py))

@@ -42,8 +42,8 @@ def make(path, kernels):
     n = kernels - 1
     db.execute(
         f"""WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < {n})
-        INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME
-        SELECT 1000000 + i * 2000, 1000000 + i * 2000 + 700, 1, {GTID}, i + 1, 1, 0, NULL FROM c"""
+        INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME  -- eventClass 0: the runtime domain
+        SELECT 1000000 + i * 2000, 1000000 + i * 2000 + 700, 0, {GTID}, i + 1, 1, 0, NULL FROM c"""
     )
     db.execute(
         f"""WITH RECURSIVE c(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM c WHERE i < {n})
