@@ -226,6 +226,10 @@ impl Table {
             return Ok(());
         }
         let arrays: Vec<ArrayRef> = self.cols.iter_mut().map(Col::finish).collect();
+        self.write_batch(arrays)
+    }
+
+    fn write_batch(&mut self, arrays: Vec<ArrayRef>) -> Result<()> {
         let batch = RecordBatch::try_new(self.schema.clone(), arrays)
             .map_err(|e| Error::Internal(format!("{}: {e}", self.name)))?;
         if self.writer.is_none() {
@@ -238,6 +242,24 @@ impl Table {
         let w = self.writer.as_mut().expect("writer opened above");
         w.write(&batch)
             .map_err(|e| Error::parquet_write(e, Some(&self.path)))
+    }
+
+    /// The file schema: the kept columns, in order, in their file types.
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    /// Append whole columns, one per kept column of [`Table::schema`] in its file type, after
+    /// any buffered rows: a mapped batch goes to the file without a pass through cells.
+    pub fn push_columns(&mut self, arrays: Vec<ArrayRef>) -> Result<()> {
+        let n = arrays.first().map_or(0, |a| a.len());
+        if n == 0 {
+            return Ok(());
+        }
+        self.flush()?;
+        self.write_batch(arrays)?;
+        self.rows += n as u64;
+        Ok(())
     }
 
     /// Flush the buffer and close the file (no file when the table got no rows).

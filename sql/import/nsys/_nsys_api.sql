@@ -1,7 +1,9 @@
 -- _nsys_api: CUPTI_ACTIVITY_KIND_RUNTIME, which holds runtime and driver calls alike, with
 -- each call's domain, name and thread. The domain is `eventClass` where the schema has it
 -- (0 runtime, 1 driver: ENUM_NSYS_EVENT_CLASS), else the name: `cu*` but not `cuda*` is the
--- driver. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>.
+-- driver. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>. What a name gives (its suffix-free
+-- form, its domain) is computed once per StringIds entry, not once per call: a report has
+-- millions of calls of a few hundred names.
 CREATE OR REPLACE VIEW _nsys_api AS
 SELECT
   -- the process key the window is cut by
@@ -10,13 +12,15 @@ SELECT
   CASE
     WHEN r.eventClass = 1 THEN 'driver'
     WHEN r.eventClass = 0 THEN 'runtime'
-    WHEN starts_with(n.value, 'cu') AND NOT starts_with(n.value, 'cuda') THEN 'driver'
+    WHEN n.driver_name THEN 'driver'
     ELSE 'runtime'
   END AS domain,
+  -- the StringIds id of the name (what _nsys_api_call finds the cbid by)
+  r.nameId AS _name_id,
   -- the name as nsys wrote it (CUPTI's enumerator name, e.g. cudaLaunchKernel_v7000)
-  COALESCE(n.value, '') AS raw_name,
+  COALESCE(n.raw_name, '') AS raw_name,
   -- without the `_vNNNN` suffix, as the cbid table names calls
-  regexp_replace(COALESCE(n.value, ''), '_v[0-9]+$', '') AS name,
+  COALESCE(n.name, '') AS name,
   -- start and end, unix ns
   r.start + s.epoch_ns AS start_ns,
   r."end" + s.epoch_ns AS end_ns,
@@ -27,4 +31,11 @@ SELECT
   r.correlationId AS correlation_id
 FROM CUPTI_ACTIVITY_KIND_RUNTIME r
 CROSS JOIN nsys_session s
-LEFT JOIN StringIds n ON n.id = r.nameId
+LEFT JOIN (
+  SELECT
+    id,
+    value AS raw_name,
+    regexp_replace(value, '_v[0-9]+$', '') AS name,
+    starts_with(value, 'cu') AND NOT starts_with(value, 'cuda') AS driver_name
+  FROM StringIds
+) n ON n.id = r.nameId

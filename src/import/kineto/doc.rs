@@ -173,8 +173,9 @@ impl<'a> Doc<'a> {
         if ev.ph.as_deref() != Some("M") {
             if let Some(start) = ev.ts.and_then(micros_text_to_ns) {
                 let dur = ev.dur.and_then(micros_text_to_ns).unwrap_or(0).max(0);
-                let (first, last) = self.extent.unwrap_or((start, start + dur));
-                self.extent = Some((first.min(start), last.max(start + dur)));
+                let end = start.saturating_add(dur);
+                let (first, last) = self.extent.unwrap_or((start, end));
+                self.extent = Some((first.min(start), last.max(end)));
             }
         }
         class

@@ -101,16 +101,18 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
     let mut args_buffer = Vec::new();
     for taken in &doc.taken {
         let (i, class, ev) = (taken.index, taken.class, taken.event(doc));
-        let start = ev.ts.and_then(micros_text_to_ns).map(|t| t + base);
+        let start = ev
+            .ts
+            .and_then(micros_text_to_ns)
+            .and_then(|t| t.checked_add(base));
         let dur = ev.dur.and_then(micros_text_to_ns);
-        let (Some(start), Some(dur)) = (start, dur) else {
+        // a time past the i64 nanosecond range is as good as none
+        let end = start.zip(dur).and_then(|(s, d)| s.checked_add(d));
+        let (Some(start), Some(end)) = (start, end) else {
             *unmapped.entry(missing_time(class)).or_default() += 1;
             continue;
         };
-        let span = Span {
-            start,
-            end: start + dur,
-        };
+        let span = Span { start, end };
         let args = Args::parse(ev.args, std::mem::take(&mut args_buffer));
         match class {
             Class::Kernel | Class::Memcpy | Class::Memset => {
@@ -213,8 +215,8 @@ pub fn write_window(doc: &Doc, dir: &Path, window_id: i64) -> Result<ImportStats
         dir,
         &Info {
             window_id,
-            start_ns: doc.extent.map(|(first, _)| first + base),
-            end_ns: doc.extent.map(|(_, last)| last + base),
+            start_ns: doc.extent.map(|(first, _)| first.saturating_add(base)),
+            end_ns: doc.extent.map(|(_, last)| last.saturating_add(base)),
             base_ns: base,
             cupti_version: doc.member("cupti_version").and_then(parse_int),
         },

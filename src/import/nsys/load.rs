@@ -19,10 +19,11 @@ use super::source::{Col, Source, Ty, SOURCES};
 use crate::error::Error;
 use crate::Result;
 
-/// The tables of one report, each in its declared shape.
+/// The tables of one report, each in its declared shape: one batch per part read (a large
+/// SQLite table is read in rowid ranges, in parallel; a parquetdir table may have parts).
 pub struct Report {
     pub path: PathBuf,
-    pub tables: BTreeMap<&'static str, RecordBatch>,
+    pub tables: BTreeMap<&'static str, Vec<RecordBatch>>,
     /// Optional tables the report does not have (registered empty).
     pub absent: Vec<&'static str>,
 }
@@ -78,22 +79,23 @@ fn missing_column(path: &Path, source: &Source, col: &Col) -> Error {
     }
 }
 
-/// Assemble the report from whichever tables `read` finds.
+/// Assemble the report from whichever tables `read` finds (in [`SOURCES`] order, so the
+/// first problem in that order is the one reported).
 fn assemble(
     path: &Path,
-    mut read: impl FnMut(&Source) -> Result<Option<RecordBatch>>,
+    mut read: impl FnMut(&Source) -> Result<Option<Vec<RecordBatch>>>,
 ) -> Result<Report> {
     let mut tables = BTreeMap::new();
     let mut absent = Vec::new();
     for source in SOURCES {
         match read(source)? {
-            Some(batch) => {
-                tables.insert(source.name, batch);
+            Some(batches) => {
+                tables.insert(source.name, batches);
             }
             None if source.required => return Err(missing_table(path, source)),
             None => {
                 absent.push(source.name);
-                tables.insert(source.name, RecordBatch::new_empty(schema_of(source)));
+                tables.insert(source.name, vec![RecordBatch::new_empty(schema_of(source))]);
             }
         }
     }
@@ -106,20 +108,130 @@ fn assemble(
 
 // ---- SQLite ----------------------------------------------------------------------------
 
-fn load_sqlite(path: &Path) -> Result<Report> {
+/// Rows of a table below which it is read whole, by one thread.
+const CHUNK_ROWS: i64 = 1 << 17;
+
+fn open_sqlite(path: &Path) -> Result<rusqlite::Connection> {
     let flags =
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    rusqlite::Connection::open_with_flags(path, flags).map_err(|e| bad(path, e))
+}
+
+/// One read of a table: all of it, or the rows of an inclusive rowid range.
+struct Job<'a> {
+    source: &'a Source,
+    actual: String,
+    rowids: Option<(i64, i64)>,
+}
+
+/// Read every table the report has, the large ones in rowid ranges, on one thread (and one
+/// connection) per core: stepping SQLite's rows is most of an import's time.
+fn load_sqlite(path: &Path) -> Result<Report> {
     // Existence first: SQLite would report a missing file as "unable to open".
     std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
-    let conn = rusqlite::Connection::open_with_flags(path, flags).map_err(|e| bad(path, e))?;
+    let conn = open_sqlite(path)?;
     let names =
         sqlite_tables(&conn).map_err(|e| bad(path, format!("not an SQLite report ({e})")))?;
-    assemble(path, |source| {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut jobs = Vec::new();
+    for source in SOURCES {
         let Some(actual) = names.iter().find(|n| n.eq_ignore_ascii_case(source.name)) else {
-            return Ok(None);
+            continue;
         };
-        read_sqlite_table(&conn, path, source, actual).map(Some)
+        for rowids in rowid_ranges(&conn, actual, threads) {
+            jobs.push(Job {
+                source,
+                actual: actual.clone(),
+                rowids,
+            });
+        }
+    }
+    let results = run_jobs(path, &conn, &jobs, threads);
+    let mut results = jobs.iter().zip(results).peekable();
+    assemble(path, |source| {
+        let mut batches = Vec::new();
+        while let Some((_, result)) = results.next_if(|(j, _)| j.source.name == source.name) {
+            batches.push(result?);
+        }
+        let found = names.iter().any(|n| n.eq_ignore_ascii_case(source.name));
+        Ok(found.then_some(batches))
     })
+}
+
+/// The rowid ranges to read `table` in: one per thread when it is large, else one (None:
+/// the whole table, also for a view or a table without rowids).
+fn rowid_ranges(
+    conn: &rusqlite::Connection,
+    table: &str,
+    threads: usize,
+) -> Vec<Option<(i64, i64)>> {
+    let bounds = conn.query_row(
+        &format!("SELECT min(rowid), max(rowid) FROM {}", quote(table)),
+        [],
+        |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
+    );
+    let Ok((Some(lo), Some(hi))) = bounds else {
+        return vec![None];
+    };
+    let span = i128::from(hi) - i128::from(lo) + 1;
+    if threads < 2 || span < 2 * i128::from(CHUNK_ROWS) {
+        return vec![None];
+    }
+    let step = span / threads as i128 + 1;
+    (0..threads as i128)
+        .map(|i| i128::from(lo) + i * step)
+        .take_while(|start| *start <= i128::from(hi))
+        .map(|start| {
+            let end = (start + step - 1).min(i128::from(hi));
+            // both within [lo, hi]: they fit an i64
+            Some((start as i64, end as i64))
+        })
+        .collect()
+}
+
+/// Run `jobs` on `threads` threads, each with its own connection (on `conn` alone when there
+/// is one thread or one job); results in job order.
+fn run_jobs(
+    path: &Path,
+    conn: &rusqlite::Connection,
+    jobs: &[Job<'_>],
+    threads: usize,
+) -> Vec<Result<RecordBatch>> {
+    let read = |conn: &rusqlite::Connection, job: &Job<'_>| {
+        read_sqlite_table(conn, path, job.source, &job.actual, job.rowids)
+    };
+    if threads < 2 || jobs.len() < 2 {
+        return jobs.iter().map(|job| read(conn, job)).collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let slots: Vec<std::sync::Mutex<Option<Result<RecordBatch>>>> =
+        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(jobs.len()) {
+            s.spawn(|| {
+                let own = open_sqlite(path);
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(job) = jobs.get(i) else {
+                        break;
+                    };
+                    let result = match &own {
+                        Ok(conn) => read(conn, job),
+                        Err(e) => Err(bad(path, e)),
+                    };
+                    *slots[i].lock().expect("a reader thread panicked") = Some(result);
+                }
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|slot| {
+            slot.into_inner()
+                .expect("a reader thread panicked")
+                .expect("every job was run")
+        })
+        .collect()
 }
 
 fn sqlite_tables(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<String>> {
@@ -138,6 +250,7 @@ fn read_sqlite_table(
     path: &Path,
     source: &Source,
     actual: &str,
+    rowids: Option<(i64, i64)>,
 ) -> Result<RecordBatch> {
     let sql_err = |e: rusqlite::Error| bad(path, format!("{}: {e}", source.name));
     let mut columns: Vec<String> = Vec::new();
@@ -171,8 +284,11 @@ fn read_sqlite_table(
     } else {
         select.join(", ")
     };
+    let range = rowids.map_or(String::new(), |(lo, hi)| {
+        format!(" WHERE rowid >= {lo} AND rowid <= {hi}")
+    });
     let mut stmt = conn
-        .prepare(&format!("SELECT {list} FROM {}", quote(actual)))
+        .prepare(&format!("SELECT {list} FROM {}{range}", quote(actual)))
         .map_err(sql_err)?;
     let mut rows = stmt.query([]).map_err(sql_err)?;
     while let Some(row) = rows.next().map_err(sql_err)? {
@@ -277,10 +393,7 @@ fn load_parquetdir(dir: &Path) -> Result<Report> {
         for part in parts {
             batches.push(read_parquet_table(part, source)?);
         }
-        Ok(Some(datafusion::arrow::compute::concat_batches(
-            &schema_of(source),
-            &batches,
-        )?))
+        Ok(Some(batches))
     })
 }
 
@@ -420,6 +533,55 @@ mod tests {
         assert_eq!(texts.value(0), "caf\u{fffd}");
         assert_eq!(texts.value(1), "5");
         assert!(texts.is_null(2));
+    }
+
+    #[test]
+    fn a_large_table_read_in_rowid_ranges_has_every_row_once_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.sqlite");
+        let conn = rusqlite::Connection::open(&path).unwrap();
+        conn.execute_batch(
+            "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+             WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c WHERE i < 300000)
+             INSERT INTO StringIds SELECT i * 3, 's' || i FROM c;
+             DELETE FROM StringIds WHERE id % 7 = 0;",
+        )
+        .unwrap();
+        let source = SOURCES.iter().find(|s| s.name == "StringIds").unwrap();
+        let ranges = rowid_ranges(&conn, "StringIds", 3);
+        assert_eq!(ranges.len(), 3, "{ranges:?}");
+        for pair in ranges.windows(2) {
+            assert_eq!(pair[0].unwrap().1 + 1, pair[1].unwrap().0, "{ranges:?}");
+        }
+        let ids = |batches: &[RecordBatch]| -> Vec<i64> {
+            batches
+                .iter()
+                .flat_map(|b| {
+                    let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                    a.values().to_vec()
+                })
+                .collect()
+        };
+        let whole = read_sqlite_table(&conn, &path, source, "StringIds", None).unwrap();
+        let jobs: Vec<Job<'_>> = ranges
+            .iter()
+            .map(|r| Job {
+                source,
+                actual: "StringIds".into(),
+                rowids: *r,
+            })
+            .collect();
+        let parts: Vec<RecordBatch> = run_jobs(&path, &conn, &jobs, 3)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(ids(&parts), ids(std::slice::from_ref(&whole)));
+        assert_eq!(whole.num_rows(), 300000 - 300000 / 7);
+        // a small table, or one thread: read whole
+        assert_eq!(rowid_ranges(&conn, "StringIds", 1), [None]);
+        conn.execute_batch("DELETE FROM StringIds WHERE id > 3000")
+            .unwrap();
+        assert_eq!(rowid_ranges(&conn, "StringIds", 3), [None]);
     }
 
     #[test]

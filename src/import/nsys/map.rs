@@ -74,8 +74,9 @@ pub const PROCESS_KEY: &str = "_global_pid";
 
 /// Every view's rows for the whole report.
 pub struct Mapped {
-    /// Per entry of [`MAPPINGS`], in that order.
-    pub tables: Vec<RecordBatch>,
+    /// Per entry of [`MAPPINGS`], in that order: the batches as the plan made them (not
+    /// concatenated: that copy held every mapped row twice).
+    pub tables: Vec<Vec<RecordBatch>>,
     /// `nsys_process`: the processes that get a window.
     pub processes: RecordBatch,
     pub nvtx: RecordBatch,
@@ -92,21 +93,20 @@ pub async fn run(ctx: &SessionContext) -> Result<Mapped> {
     let mut tables = Vec::new();
     let mut unknown_api_names = 0;
     for m in MAPPINGS {
-        let batch = collect(
-            ctx,
-            &format!(
-                "SELECT * FROM {} ORDER BY {}, {}",
-                m.view, PROCESS_KEY, m.order
-            ),
-        )
-        .await?;
+        let sql = format!(
+            "SELECT * FROM {} ORDER BY {}, {}",
+            m.view, PROCESS_KEY, m.order
+        );
+        let batches = ctx.sql(&sql).await?.collect().await?;
         if m.table == "cuda_runtime" || m.table == "cuda_driver" {
-            let cbid = batch
-                .column_by_name("cbid")
-                .ok_or_else(|| Error::Internal(format!("{}: no cbid column", m.view)))?;
-            unknown_api_names += cbid.null_count() as u64;
+            for batch in &batches {
+                let cbid = batch
+                    .column_by_name("cbid")
+                    .ok_or_else(|| Error::Internal(format!("{}: no cbid column", m.view)))?;
+                unknown_api_names += cbid.null_count() as u64;
+            }
         }
-        tables.push(batch);
+        tables.push(batches);
     }
     Ok(Mapped {
         tables,
@@ -153,9 +153,24 @@ pub fn of_process(batch: &RecordBatch, global_pid: i64) -> Result<RecordBatch> {
     let key = batch.column(at);
     let wanted = Int64Array::new_scalar(global_pid);
     let mask = eq(key, &wanted)?;
+    let keep: Vec<usize> = (0..batch.num_columns()).filter(|i| *i != at).collect();
+    if mask.true_count() == batch.num_rows() {
+        return Ok(batch.project(&keep)?); // every row is the process's: no copy
+    }
     let rows = filter_record_batch(batch, &mask)?;
-    let keep: Vec<usize> = (0..rows.num_columns()).filter(|i| *i != at).collect();
     Ok(rows.project(&keep)?)
+}
+
+/// [`of_process`] of every batch, empty results left out.
+pub fn of_process_all(batches: &[RecordBatch], global_pid: i64) -> Result<Vec<RecordBatch>> {
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let rows = of_process(batch, global_pid)?;
+        if rows.num_rows() > 0 || out.is_empty() {
+            out.push(rows);
+        }
+    }
+    Ok(out)
 }
 
 /// The Int64 column `name` of `batch`.

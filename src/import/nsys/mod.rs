@@ -98,6 +98,11 @@ pub async fn import_nsys(
         let ctx = register::context(&report).await?;
         stage.mark("nsys register");
         let mapped = map::run(&ctx).await?;
+        let epoch = epoch_ns(&ctx).await?;
+        let session_absent = report.absent.contains(&source::SESSION_START);
+        // the loaded tables are not needed once mapped
+        drop(ctx);
+        drop(report);
         stage.mark("nsys map");
         let processes = &mapped.processes;
         if processes.num_rows() == 0 {
@@ -108,7 +113,7 @@ pub async fn import_nsys(
         }
         let archive = config.inputs.len() > 1 || processes.num_rows() > 1;
         let mut warnings = Vec::new();
-        if report.absent.contains(&source::SESSION_START) {
+        if session_absent {
             warnings.push(format!(
                 "no {} table: times stay relative to the session start",
                 source::SESSION_START
@@ -127,7 +132,6 @@ pub async fn import_nsys(
                 mapped.skipped_processes
             ));
         }
-        let epoch = epoch_ns(&ctx).await?;
         let name = report_name(input);
         let gpids = map::ints(processes, "global_pid")?.clone();
         let pids = map::ints(processes, "pid")?.clone();
@@ -245,19 +249,50 @@ struct WindowInput<'a> {
     trace_name: &'a str,
 }
 
+/// One process's rows of mapping `m` as its window table: the row count and the earliest
+/// start (not of cuda_event).
+fn write_mapped(
+    m: &map::Mapping,
+    batches: &[datafusion::arrow::record_batch::RecordBatch],
+    global_pid: i64,
+    dir: &Path,
+    window_id: i64,
+) -> Result<(u64, Option<i64>)> {
+    let rows = map::of_process_all(batches, global_pid)?;
+    let mut first: Option<i64> = None;
+    // cuda_event rows are not cut to the window (their times say nothing of its start)
+    for batch in rows.iter().filter(|_| m.table != "cuda_event") {
+        if let Some(min) = datafusion::arrow::compute::min(map::ints(batch, "start_ns")?) {
+            first = Some(first.map_or(min, |f| f.min(min)));
+        }
+    }
+    Ok((window::write_table(dir, m.table, window_id, &rows)?, first))
+}
+
 /// Write one process's window into the existing, empty directory `dir`.
 fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysStats> {
     let mut stats = NsysStats::default();
     let mut start_ns: Option<i64> = None;
-    for (m, batch) in map::MAPPINGS.iter().zip(&w.mapped.tables) {
-        let rows = map::of_process(batch, w.global_pid)?;
-        if m.table != "cuda_event" && rows.num_rows() > 0 {
-            let starts = map::ints(&rows, "start_ns")?;
-            if let Some(first) = datafusion::arrow::compute::min(starts) {
-                start_ns = Some(start_ns.map_or(first, |s: i64| s.min(first)));
-            }
+    // The tables are written in parallel, one thread each: Parquet encoding of the two
+    // large ones (kernel, cuda_runtime) takes a core apiece.
+    let written: Vec<Result<(u64, Option<i64>)>> = std::thread::scope(|s| {
+        let tasks: Vec<_> = map::MAPPINGS
+            .iter()
+            .zip(&w.mapped.tables)
+            .map(|(m, batches)| {
+                s.spawn(move || write_mapped(m, batches, w.global_pid, dir, window_id))
+            })
+            .collect();
+        tasks
+            .into_iter()
+            .map(|t| t.join().expect("a table writer panicked"))
+            .collect()
+    });
+    for (m, result) in map::MAPPINGS.iter().zip(written) {
+        let (n, first) = result?;
+        if let Some(first) = first {
+            start_ns = Some(start_ns.map_or(first, |s: i64| s.min(first)));
         }
-        let n = window::write_table(dir, m.table, window_id, &rows)?;
         let slot = match m.table {
             "kernel" => &mut stats.kernels,
             "gpu_memcpy" => &mut stats.memcpys,

@@ -16,13 +16,17 @@ use crate::Result;
 
 /// A context holding `report`'s tables and the nsys views.
 pub async fn context(report: &Report) -> Result<SessionContext> {
-    let mut config = SessionConfig::new().with_target_partitions(1);
+    // One partition per part the loader read (a core each, for a large table).
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut config = SessionConfig::new().with_target_partitions(cores);
     config.options_mut().sql_parser.enable_ident_normalization = false;
     let ctx = SessionContext::new_with_config(config);
-    for (name, batch) in &report.tables {
-        register(&ctx, name, batch.clone())?;
+    for (name, batches) in &report.tables {
+        let parts = batches.iter().map(|b| vec![b.clone()]).collect();
+        register(&ctx, name, batches[0].schema(), parts)?;
     }
-    register(&ctx, "cbid", cbid_batch()?)?;
+    let cbid = cbid_batch()?;
+    register(&ctx, "cbid", cbid.schema(), vec![vec![cbid]])?;
     for object in crate::sql::IMPORT_NSYS {
         ctx.sql(object.text)
             .await
@@ -44,15 +48,19 @@ async fn materialize(ctx: &SessionContext, name: &str) -> Result<()> {
         .table(datafusion::common::TableReference::bare(name))
         .await?;
     let schema = frame.schema().inner().clone();
-    let batches = frame.collect().await?;
-    let batch = datafusion::arrow::compute::concat_batches(&schema, &batches)?;
+    let parts = frame.collect_partitioned().await?;
     ctx.deregister_table(datafusion::common::TableReference::bare(name))?;
-    register(ctx, name, batch)
+    register(ctx, name, schema, parts)
 }
 
-fn register(ctx: &SessionContext, name: &str, batch: RecordBatch) -> Result<()> {
-    let table = MemTable::try_new(batch.schema(), vec![vec![batch]])
-        .map_err(|e| Error::Internal(format!("{name}: {e}")))?;
+fn register(
+    ctx: &SessionContext,
+    name: &str,
+    schema: datafusion::arrow::datatypes::SchemaRef,
+    parts: Vec<Vec<RecordBatch>>,
+) -> Result<()> {
+    let table =
+        MemTable::try_new(schema, parts).map_err(|e| Error::Internal(format!("{name}: {e}")))?;
     ctx.register_table(
         datafusion::common::TableReference::bare(name),
         Arc::new(table),
@@ -100,9 +108,9 @@ mod tests {
     /// Every view of sql/import/nsys/ plans and runs against empty source tables.
     #[tokio::test]
     async fn every_nsys_view_runs_on_an_empty_report() {
-        let tables: BTreeMap<&'static str, RecordBatch> = SOURCES
+        let tables: BTreeMap<&'static str, Vec<RecordBatch>> = SOURCES
             .iter()
-            .map(|s| (s.name, RecordBatch::new_empty(schema_of(s))))
+            .map(|s| (s.name, vec![RecordBatch::new_empty(schema_of(s))]))
             .collect();
         let report = Report {
             path: "empty.sqlite".into(),

@@ -5,40 +5,30 @@
 
 use std::path::Path;
 
-use datafusion::arrow::array::{Array, Int64Array, StringArray};
+use datafusion::arrow::array::{new_null_array, ArrayRef};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::record_batch::RecordBatch;
 
 use crate::error::Error;
-use crate::schema::{table_spec, ColType, SCHEMA_VERSION};
+use crate::schema::{table_spec, SCHEMA_VERSION};
 use crate::window::writer::{Table, V};
 use crate::Result;
 
-enum Column {
-    Int(Int64Array),
-    Text(StringArray),
-    Absent,
-}
-
-impl Column {
-    fn cell(&self, row: usize) -> V<'_> {
-        match self {
-            Column::Int(a) if a.is_valid(row) => V::I(a.value(row)),
-            Column::Text(a) if a.is_valid(row) => V::S(a.value(row)),
-            _ => V::N,
-        }
-    }
-}
-
-/// Write `batch` as the window table `table` in `dir`; returns the row count (no file for 0).
+/// Write `batches` (one process's rows of one mapping) as the window table `table` in
+/// `dir`; returns the row count (no file for 0). Columns go over whole, cast to their file
+/// types: a required column the mapping lacks is written as nulls, an optional one is left
+/// out.
 pub fn write_table(
     dir: &Path,
     table: &'static str,
     window_id: i64,
-    batch: &RecordBatch,
+    batches: &[RecordBatch],
 ) -> Result<u64> {
     let spec = table_spec(table).ok_or_else(|| Error::Internal(format!("no table {table}")))?;
-    let schema = batch.schema();
+    let Some(first) = batches.first() else {
+        return Ok(0);
+    };
+    let schema = first.schema();
     for field in schema.fields() {
         if !spec.columns.iter().any(|c| c.name == field.name()) {
             return Err(Error::Internal(format!(
@@ -47,42 +37,25 @@ pub fn write_table(
             )));
         }
     }
-    let mut skip = Vec::new();
-    let mut columns = Vec::new();
-    for c in spec.columns {
-        let Ok(at) = schema.index_of(c.name) else {
-            if !c.required {
-                skip.push(c.name);
-            }
-            columns.push(Column::Absent);
-            continue;
-        };
-        let array = batch.column(at);
-        columns.push(match c.ty {
-            ColType::Str => {
-                let a = cast(array, &datafusion::arrow::datatypes::DataType::Utf8)?;
-                Column::Text(downcast::<StringArray>(&a, c.name)?.clone())
-            }
-            _ => {
-                let a = cast(array, &datafusion::arrow::datatypes::DataType::Int64)?;
-                Column::Int(downcast::<Int64Array>(&a, c.name)?.clone())
-            }
-        });
-    }
+    let skip: Vec<&str> = spec
+        .columns
+        .iter()
+        .filter(|c| !c.required && schema.index_of(c.name).is_err())
+        .map(|c| c.name)
+        .collect();
     let mut t = Table::new(dir, table, window_id, &skip, &[]);
-    let mut values: Vec<V<'_>> = Vec::with_capacity(columns.len());
-    for row in 0..batch.num_rows() {
-        values.clear();
-        values.extend(columns.iter().map(|c| c.cell(row)));
-        t.push(&values);
+    let file_schema = t.schema().clone();
+    for batch in batches {
+        let mut arrays: Vec<ArrayRef> = Vec::with_capacity(file_schema.fields().len());
+        for field in file_schema.fields() {
+            arrays.push(match batch.schema().index_of(field.name()) {
+                Ok(at) => cast(batch.column(at), field.data_type())?,
+                Err(_) => new_null_array(field.data_type(), batch.num_rows()),
+            });
+        }
+        t.push_columns(arrays)?;
     }
     t.finish()
-}
-
-fn downcast<'a, T: 'static>(a: &'a dyn Array, column: &str) -> Result<&'a T> {
-    a.as_any()
-        .downcast_ref::<T>()
-        .ok_or_else(|| Error::Internal(format!("column {column}: unexpected array type")))
 }
 
 /// What `window_info` records about an imported report.
