@@ -1,5 +1,5 @@
 -- _hta_kernel_state: how long the GPU spent in each combination of running kernel types, as
--- HTA's kernel-type breakdown sweeps it (_get_gpu_kernel_type_time): the merged intervals of
+-- HTA's kernel-type breakdown sweeps it (_get_gpu_kernel_type_time): the busy pieces of
 -- COMPUTATION (bit 1), COMMUNICATION (bit 2) and MEMORY (bit 4) add their bit where they start
 -- and remove it where they end; the running sum is the state until the next edge.
 CREATE OR REPLACE VIEW _hta_kernel_state AS
