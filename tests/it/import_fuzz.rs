@@ -10,12 +10,13 @@
 //! MINUTES` runs the ignored test below for as long as asked, with the same mutator.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use crate::nsys_reports::{build, to_parquetdir, two_processes, SCHEMA_3X};
+use crate::support::run_with_cpu_limit;
 
 /// xorshift64: every run with one seed mutates the same bytes.
 pub struct Rng(u64);
@@ -323,48 +324,6 @@ pub enum Outcome {
     Hang,
 }
 
-/// CPU seconds (user + system, all threads) the live process `pid` has used, from
-/// /proc/PID/stat; None where there is no /proc.
-fn cpu_seconds(pid: u32) -> Option<f64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // the fields after the command name, which is in parentheses and may hold spaces
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let fields: Vec<&str> = rest.split(' ').collect();
-    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
-    Some(ticks / 100.0) // USER_HZ
-}
-
-/// Run `cmd` until it exits; None when it hangs: more than `cpu` seconds of CPU time (wall
-/// time would call a case starved on a loaded machine a hang), or ten times that of wall time.
-fn run(mut cmd: Command, cpu: Duration) -> Option<(Option<i32>, String)> {
-    let mut child = cmd
-        .env("RUST_BACKTRACE", "0")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut text).ok();
-        text
-    });
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let text = reader.join().unwrap();
-            return Some((status.code(), text));
-        }
-        let used = cpu_seconds(child.id()).map_or(started.elapsed(), Duration::from_secs_f64);
-        if used > cpu || started.elapsed() > cpu * 10 {
-            child.kill().ok();
-            child.wait().ok();
-            return None;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 const HANG: Duration = Duration::from_secs(60);
 
 /// The binary under test: $TRACESQL_FUZZ_BIN (the long run's stable copy, which a rebuild
@@ -389,7 +348,7 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
         .arg(input)
         .arg("--output")
         .arg(&output);
-    let Some((code, stderr)) = run(cmd, HANG) else {
+    let Some((code, stderr)) = run_with_cpu_limit(cmd, HANG) else {
         return Outcome::Hang;
     };
     let first = |s: &str| s.lines().next().unwrap_or("").to_string();
@@ -414,7 +373,7 @@ pub fn judge(form: Form, input: &Path, dir: &Path) -> Outcome {
                 .args(["query", "--format", "csv", "--window"])
                 .arg(&output)
                 .arg(sql);
-            match run(query, HANG) {
+            match run_with_cpu_limit(query, HANG) {
                 None => Outcome::Hang,
                 Some((Some(0), _)) => Outcome::Window,
                 Some((code, err)) => Outcome::Crash(format!(

@@ -1,7 +1,9 @@
 //! Shared helpers: fixture paths, small Parquet writers, a catalog opener.
 
 use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
@@ -97,3 +99,45 @@ pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
 }
 
 use datafusion::arrow::array::Array;
+
+/// CPU seconds (user + system, all threads) the live process `pid` has used, from
+/// /proc/PID/stat; None where there is no /proc.
+fn cpu_seconds(pid: u32) -> Option<f64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // the fields after the command name, which is in parentheses and may hold spaces
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = fields.get(11)?.parse::<f64>().ok()? + fields.get(12)?.parse::<f64>().ok()?;
+    Some(ticks / 100.0) // USER_HZ
+}
+
+/// Run `cmd` until it exits; None when it hangs: more than `cpu` seconds of CPU time (wall
+/// time would call a case starved on a loaded machine a hang), or ten times that of wall time.
+pub fn run_with_cpu_limit(mut cmd: Command, cpu: Duration) -> Option<(Option<i32>, String)> {
+    let mut child = cmd
+        .env("RUST_BACKTRACE", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        std::io::Read::read_to_string(&mut std::io::BufReader::new(stderr), &mut text).ok();
+        text
+    });
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let text = reader.join().unwrap();
+            return Some((status.code(), text));
+        }
+        let used = cpu_seconds(child.id()).map_or(started.elapsed(), Duration::from_secs_f64);
+        if used > cpu || started.elapsed() > cpu * 10 {
+            child.kill().ok();
+            child.wait().ok();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
