@@ -4,6 +4,8 @@
 //! window dir / archive (Parquet per CUPTI kind + side tables + cpu_trace.json.gz)
 //!   -> window   : discover files, check schemas, cast to canonical types
 //!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
+//!                 made by `engine` (every planner setting, custom operator and lookup, with
+//!                 the figure that justifies it)
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
 //!   -> report   : the documented analyses of sql/reports/ (HTA's and nsys's definitions)
@@ -28,6 +30,7 @@ pub mod schema;
 pub mod window;
 
 pub mod catalog;
+pub mod engine;
 pub mod sql;
 
 pub mod doctor;

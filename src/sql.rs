@@ -26,6 +26,18 @@ pub struct SqlObject {
     pub text: &'static str,
 }
 
+impl SqlObject {
+    /// The query of a file that defines a view (`CREATE OR REPLACE VIEW name AS query`), for
+    /// registering its rows as something other than a view.
+    pub fn query(&self) -> Result<&'static str> {
+        let head = format!("CREATE OR REPLACE VIEW {} AS", self.name);
+        let at = self.text.find(&head).ok_or_else(|| {
+            Error::Internal(format!("sql/{}: does not start `{head}`", self.path))
+        })?;
+        Ok(&self.text[at + head.len()..])
+    }
+}
+
 macro_rules! sql_object {
     ($dir:literal, $name:literal) => {
         SqlObject {
@@ -49,7 +61,7 @@ pub static VIEWS: &[SqlObject] = &[
 /// The export plans (`sql/export/`: `chrome_*` for the Chrome JSON, `pftrace_*` for the
 /// Perfetto protobuf), in dependency order; one window only, so
 /// they use no partition placeholders. They read `chrome_base`, `chrome_pm_sample` and the
-/// export functions, which `export::register_export` provides.
+/// export functions, which the export's session provides.
 pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "_chrome_gpu_row"),
     sql_object!("export", "_chrome_cpu_thread"),

@@ -1,4 +1,4 @@
--- @export pftrace
+-- @export pftrace held sorted=event_id sorted=stage_iid,ord
 -- _pftrace_render_row: every GPU render stage of the .pftrace export, in the reference's row
 -- order (stage Kernel, Memcpy, Memset, Annotation, EventRecord, HostNode; file order within
 -- a stage), numbered by that order as its event_id (0 stays "none"). Annotation rows are the

@@ -7,7 +7,6 @@
 mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
-mod text_group;
 
 use std::sync::Arc;
 
@@ -18,8 +17,7 @@ use datafusion::datasource::file_format::parquet::ParquetFormat;
 use datafusion::datasource::listing::{
     ListingOptions, ListingTable, ListingTableConfig, ListingTableUrl,
 };
-use datafusion::execution::SessionStateBuilder;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 
 pub use cbid::{cbid_rows, CBID_TABLE_VERSION};
 pub use cpu_event::{CpuEventTable, CpuTraceSource, CpuTraceTable, CpuTraceWindow};
@@ -29,26 +27,9 @@ use crate::schema::TABLES;
 use crate::window::Window;
 use crate::Result;
 
-/// A session context configured for trace queries.
-pub fn new_context() -> SessionContext {
-    let config = SessionConfig::new()
-        .with_information_schema(true)
-        // Partition columns are compared as written in folder names (`window_id=000012`).
-        .set_bool(
-            "datafusion.execution.listing_table_ignore_subdirectory",
-            true,
-        );
-    let state = SessionStateBuilder::new()
-        .with_config(config)
-        .with_default_features()
-        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
-        .build();
-    SessionContext::new_with_state(state)
-}
-
 /// A new context with every table of `window` and every view registered.
 pub async fn open(window: &Window) -> Result<SessionContext> {
-    let ctx = new_context();
+    let ctx = crate::engine::query_session();
     register_window(&ctx, window).await?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     Ok(ctx)

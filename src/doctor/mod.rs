@@ -183,7 +183,7 @@ pub async fn run_check(ctx: &SessionContext, check: Check) -> Result<Finding> {
         0 => None,
         _ => {
             let order = every_column(ctx, name).await?;
-            example_context(ctx)
+            crate::engine::sorting_after_unions(ctx)
                 .sql(&format!("SELECT * FROM {name} ORDER BY {order} LIMIT 1"))
                 .await?
                 .collect()
@@ -199,16 +199,6 @@ pub async fn run_check(ctx: &SessionContext, check: Check) -> Result<Finding> {
         total,
         example,
     })
-}
-
-/// `ctx` (its catalog shared) with `repartition_sorts` off. DataFusion 55 pushes a top-1
-/// sort into the branches of a UNION and drops the keys a branch holds constant (the `kind`
-/// literal, `dur` under `dur = 0`); the merge above then fails its own sanity check
-/// (zero_duration on a one-file window). Sorting after the union, as this setting does, plans.
-fn example_context(ctx: &SessionContext) -> SessionContext {
-    let mut state = ctx.state();
-    state.config_mut().options_mut().optimizer.repartition_sorts = false;
-    SessionContext::new_with_state(state)
 }
 
 /// The columns of `view`, quoted, comma-separated, in their order.

@@ -59,44 +59,41 @@ const GPU_TABLES: &[(&str, &str)] = &[
 /// API-call tables and their cbid domain.
 const API_TABLES: &[(&str, &str)] = &[("cuda_runtime", "runtime"), ("cuda_driver", "driver")];
 
-/// The catalog of `window` narrowed by `filter`: tables, then views planned on what remains.
-/// `cpu_events` is the window's `cpu_event` table, parsed from the CPU trace the export has
-/// read already (the catalog would read and parse the file again).
-pub(crate) async fn open_catalog(
+/// The catalog of `window` narrowed by `filter`, registered in the export's session `ctx`:
+/// tables, then views planned on what remains. `cpu_events` is the window's `cpu_event`
+/// table, parsed from the CPU trace the export has read already (the catalog would read and
+/// parse the file again).
+pub(crate) async fn register_catalog(
+    ctx: &SessionContext,
     window: &Window,
     cpu_events: RecordBatch,
     filter: &RowFilter,
-) -> Result<SessionContext> {
-    let ctx = crate::catalog::new_context();
-    crate::catalog::register_window(&ctx, window).await?;
+) -> Result<()> {
+    crate::catalog::register_window(ctx, window).await?;
     let cpu_table = MemTable::try_new(cpu_events.schema(), vec![vec![cpu_events]])?;
     ctx.deregister_table("cpu_event")?;
     ctx.register_table(
         "cpu_event",
         Arc::new(super::shared_rows::HeldRows::new("cpu_event", cpu_table)),
     )?;
-    crate::sql::register_views(&ctx, &window.partition_keys).await?;
+    crate::sql::register_views(ctx, &window.partition_keys).await?;
     if !filter.is_active() {
-        return Ok(ctx);
+        return Ok(());
     }
-    // Plans number rows in file order (ROW_NUMBER() OVER ()); one partition keeps that order
-    // through the filters and semi-joins below.
-    ctx.sql("SET datafusion.execution.target_partitions = 1")
-        .await?;
-    run(&ctx, &correlation_views("_all")).await?;
+    run(ctx, &correlation_views("_all")).await?;
     if let Some(predicate) = &filter.predicate {
-        apply_predicate(&ctx, predicate).await?;
+        apply_predicate(ctx, predicate).await?;
     }
     if let Some(path) = &filter.script {
         let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-        run(&ctx, &text)
+        run(ctx, &text)
             .await
             .map_err(|e| Error::Usage(format!("{}: {e}", path.display())))?;
     }
-    run(&ctx, &correlation_views("_kept")).await?;
-    // The views were planned on the unfiltered tables: plan them again on what remains.
-    crate::sql::register_views(&ctx, &window.partition_keys).await?;
-    Ok(ctx)
+    run(ctx, &correlation_views("_kept")).await?;
+    // The views were planned on the unfiltered tables: plan them on what remains, before any
+    // export plan is registered.
+    crate::sql::register_views(ctx, &window.partition_keys).await
 }
 
 /// After the export plans are registered: drop each launch-flow end whose partner the

@@ -10,6 +10,8 @@
 //! -- @export chrome section=span             the profiler span, after every other event
 //! -- @export pftrace                         a plan the .pftrace export runs
 //! -- @export held                            a helper whose rows are computed once, held
+//! -- @export held sorted=a sorted=b,c         ... held sorted by a, which also orders them by
+//!                                             (b, c): the planner is told both orders
 //! ```
 //! A file without the line is a helper (its name starts with `_`) that plans read.
 
@@ -42,6 +44,9 @@ pub(crate) struct Plan {
     pub pftrace: bool,
     /// whether its rows are computed once and held (the row sets several plans read)
     pub held: bool,
+    /// the orders its held rows are in, each a list of columns (ascending, NULLs last):
+    /// sorted by the first, and so also by the others
+    pub sorted: Vec<Vec<&'static str>>,
 }
 
 /// Every export object, in registry order.
@@ -70,7 +75,6 @@ pub(crate) fn chrome_section(section: Section) -> Vec<&'static str> {
 }
 
 /// The plans the .pftrace export runs (its code names them; a test holds the two together).
-#[cfg(test)]
 pub(crate) fn pftrace_plans() -> Vec<&'static str> {
     plans()
         .iter()
@@ -79,9 +83,9 @@ pub(crate) fn pftrace_plans() -> Vec<&'static str> {
         .collect()
 }
 
-/// Whether `name`'s rows are held once computed.
-pub(crate) fn is_held(name: &str) -> bool {
-    plans().iter().any(|p| p.held && p.name == name)
+/// `name`'s plan, when its rows are held once computed.
+pub(crate) fn held(name: &str) -> Option<&'static Plan> {
+    plans().iter().find(|p| p.held && p.name == name)
 }
 
 /// `object`'s header line, read.
@@ -92,6 +96,7 @@ fn parse(object: &SqlObject) -> Result<Plan> {
         chrome: None,
         pftrace: false,
         held: false,
+        sorted: Vec::new(),
     };
     let headers = object
         .text
@@ -113,11 +118,15 @@ fn parse(object: &SqlObject) -> Result<Plan> {
                         other => return Err(bad(format!("unknown section `{other}`"))),
                     })
                 }
+                Some(("sorted", columns)) => plan.sorted.push(columns.split(',').collect()),
                 Some(("order", n)) => {
                     order = Some(n.parse().map_err(|_| bad(format!("order `{n}`")))?)
                 }
                 _ => return Err(bad(format!("unknown word `{word}`"))),
             }
+        }
+        if !plan.sorted.is_empty() && !plan.held {
+            return Err(bad("sorted= is for held plans".into()));
         }
         if chrome {
             let section = section.ok_or_else(|| bad("chrome without section=".into()))?;

@@ -9,30 +9,30 @@ mod filter;
 mod manifest;
 mod pftrace;
 mod segments;
+mod session;
 mod shared_rows;
 mod trace_doc;
 mod udf;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, Float64Array, Int64Array, RecordBatch};
+use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::buffer::Buffer;
-use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
-use datafusion::datasource::MemTable;
+use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
+pub use session::plan_session;
 pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
 use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
+use self::session::{ExportSession, TraceBase};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::chrome::{document_head, document_tail, write_str, Span};
-use crate::sql::EXPORT;
 use crate::window::Window;
 use crate::Result;
 
@@ -125,9 +125,12 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let (doc, cpu_events) = parse_cpu_trace(&text, &cpu_path)?;
     started.report("parse the CPU trace");
 
-    let ctx = filter::open_catalog(&window, cpu_events, &config.filter).await?;
-    register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
-    filter::pair_launch_flows(&ctx, &config.filter).await?;
+    let base = TraceBase {
+        base_ns: doc.base_ns,
+        cpu_base_ns: doc.cpu_base_ns,
+    };
+    let session = ExportSession::open(&window, cpu_events, &config.filter, base).await?;
+    let ctx = &session.ctx;
     started.report("plan");
 
     let dir = match config.output.parent() {
@@ -145,12 +148,12 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     })
     .await?;
     let cpu_rows = collect(
-        &ctx,
+        ctx,
         "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
          ORDER BY event_index",
     )
     .await?;
-    release_cpu_events(&ctx, &config.filter).await?;
+    session.release_cpu_events(&config.filter).await?;
     let cpu = CpuSegments {
         leading: cpu_segment(&doc, &cpu_events_of(&cpu_rows, true), &sink)?,
         other: cpu_segments(&doc, &cpu_events_of(&cpu_rows, false), &sink)?,
@@ -175,11 +178,12 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         None => {
             let mut plans = chrome_section(Section::Metadata);
             plans.extend(chrome_section(Section::Events));
-            Some(shared_rows::Readers::new(&ctx, &plans).await?)
+            Some(shared_rows::Readers::new(ctx, &plans).await?)
         }
         Some(_) => None,
     };
-    let segments = encode_document(&ctx, cpu, readers.as_deref(), &config.window, &sink).await?;
+    let segments =
+        encode_document(&session, cpu, readers.as_deref(), &config.window, &sink).await?;
     let events = segments.iter().map(|s| s.events).sum();
     started.report("encode");
 
@@ -201,16 +205,6 @@ pub(crate) fn refuse_writing_into_inputs(
     crate::file::refuse_writing_into(output, &inputs, "--output")
 }
 
-/// Free the `cpu_event` table once `_chrome_cpu_thread`, its last reader among the plans, is
-/// kept (call after `chrome_cpu_event` has run). A `--sql` script's views may read it later,
-/// so it stays then.
-pub(crate) async fn release_cpu_events(ctx: &SessionContext, filter: &RowFilter) -> Result<()> {
-    if filter.script.is_none() {
-        shared_rows::keep_then_release(ctx, "_chrome_cpu_thread", "cpu_event").await?;
-    }
-    Ok(())
-}
-
 /// The CPU trace's events as segments, encoded before the window's.
 struct CpuSegments {
     /// its leading metadata events
@@ -227,7 +221,7 @@ struct CpuSegments {
 /// Each shared view's rows are freed once the last of its `readers` is done. A window
 /// without a duration event is an error (naming `window`) once every event is encoded.
 async fn encode_document(
-    ctx: &SessionContext,
+    session: &ExportSession,
     cpu: CpuSegments,
     readers: Option<&shared_rows::Readers>,
     window: &Path,
@@ -248,6 +242,7 @@ async fn encode_document(
             }
         }
     };
+    let ctx = &session.ctx;
     let run = async |plan: &'static str| -> Result<(usize, Vec<Segment>)> {
         let segments = segments::spawned(ctx, plan, sink).await?;
         if let Some(readers) = readers {
@@ -279,7 +274,7 @@ async fn encode_document(
         .ok_or_else(|| Error::EmptyWindow {
             dir: window.to_path_buf(),
         })?;
-    fill_span_bound(ctx, span).await?;
+    session.give_span(span).await?;
     segments.extend(segments::plan_segments(ctx.clone(), "chrome_trace_span", sink.clone()).await?);
     Ok(segments)
 }
@@ -365,118 +360,6 @@ pub(crate) fn on_threads<T: Send, R: Send>(parts: Vec<T>, work: impl Fn(T) -> R 
             .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
             .collect()
     })
-}
-
-/// Register what the export plans read besides the catalog (`chrome_base`, the
-/// `chrome_pm_sample` unpivot, the export functions, the empty `chrome_span_bound`), then
-/// the plans of `sql/export/`.
-pub async fn register_export(ctx: &SessionContext, base_ns: i64, cpu_base_ns: i64) -> Result<()> {
-    // Plans number rows in file order (ROW_NUMBER() OVER ()), so one file is one partition,
-    // and its batches are never dealt round-robin: a filter the optimizer pushes below such a
-    // window would run on the dealt batches and gather them back in arbitrary order, so the
-    // numbering (and the output's order) would change from run to run.
-    ctx.sql("SET datafusion.optimizer.repartition_file_scans = false")
-        .await?;
-    ctx.sql("SET datafusion.optimizer.enable_round_robin_repartition = false")
-        .await?;
-    // Joins build their hash table on the side estimated smaller. The export's filters keep
-    // most rows (API calls not on the blocklist, ops with a graph node, ...), so the default
-    // guess that a filter keeps 20% made filtered wide inputs (the API calls) look small and
-    // be held whole as the table.
-    ctx.sql("SET datafusion.optimizer.default_filter_selectivity = 100")
-        .await?;
-    for udf in udf::export_udfs() {
-        ctx.register_udf(udf);
-    }
-    let schema = Arc::new(Schema::new(vec![
-        Field::new("base_ns", DataType::Int64, false),
-        Field::new("cpu_base_ns", DataType::Int64, false),
-    ]));
-    let batch = RecordBatch::try_new(
-        schema.clone(),
-        vec![
-            Arc::new(Int64Array::from(vec![base_ns])),
-            Arc::new(Int64Array::from(vec![cpu_base_ns])),
-        ],
-    )?;
-    ctx.register_table(
-        "chrome_base",
-        Arc::new(MemTable::try_new(schema, vec![vec![batch]])?),
-    )?;
-    ctx.register_table(
-        SPAN_BOUND,
-        Arc::new(MemTable::try_new(span_bound_schema(), vec![vec![]])?),
-    )?;
-    ctx.sql(&pm_sample_view(ctx).await?).await?;
-    for object in EXPORT {
-        ctx.sql(object.text)
-            .await
-            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-        if manifest::is_held(object.name) {
-            shared_rows::share(ctx, object.name).await?;
-        }
-    }
-    Ok(())
-}
-
-/// The table `chrome_trace_span` reads its extent from: empty until the export fills it.
-const SPAN_BOUND: &str = "chrome_span_bound";
-
-fn span_bound_schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("min_ts", DataType::Float64, false),
-        Field::new("max_end", DataType::Float64, false),
-    ]))
-}
-
-/// Put `span` into `chrome_span_bound` (its only row). The table is filled in place: the
-/// `chrome_trace_span` view holds the table registered with it.
-async fn fill_span_bound(ctx: &SessionContext, span: Span) -> Result<()> {
-    let table = ctx.table_provider(SPAN_BOUND).await?;
-    let table = (table.as_ref() as &dyn std::any::Any)
-        .downcast_ref::<MemTable>()
-        .expect("register_export registers chrome_span_bound as a MemTable");
-    let batch = RecordBatch::try_new(
-        span_bound_schema(),
-        vec![
-            Arc::new(Float64Array::from(vec![span.min_ts])),
-            Arc::new(Float64Array::from(vec![span.max_end])),
-        ],
-    )?;
-    *table.batches[0].write().await = vec![batch];
-    Ok(())
-}
-
-/// `chrome_pm_sample`: pm_sampling's metric columns (every column but start_ns and
-/// device_id, in file order: `metric_index`) unpivoted to one row per sample and metric
-/// (`ord`: the row's place in the file).
-async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
-    let schema = ctx.table("pm_sampling").await?.schema().as_arrow().clone();
-    let selects: Vec<String> = schema
-        .fields()
-        .iter()
-        .map(|f| f.name())
-        .filter(|n| *n != "start_ns" && *n != "device_id")
-        .enumerate()
-        .map(|(index, metric)| {
-            format!(
-                "SELECT device_id, start_ns, '{}' AS metric, CAST(\"{}\" AS DOUBLE) AS value, \
-                 {index} AS metric_index, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord \
-                 FROM pm_sampling",
-                metric.replace('\'', "''"),
-                metric.replace('"', "\"\"")
-            )
-        })
-        .collect();
-    let body = if selects.is_empty() {
-        "SELECT CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS start_ns, \
-         CAST(NULL AS VARCHAR) AS metric, CAST(NULL AS DOUBLE) AS value, \
-         0 AS metric_index, CAST(0 AS BIGINT) AS ord WHERE false"
-            .to_string()
-    } else {
-        selects.join(" UNION ALL ")
-    };
-    Ok(format!("CREATE OR REPLACE VIEW chrome_pm_sample AS {body}"))
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

@@ -11,12 +11,13 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
 
 use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::datasource::{MemTable, TableType, ViewTable};
 use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::logical_expr::{Expr, LogicalPlan, SortExpr};
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{DataFrame, SessionContext};
 use tokio::sync::Mutex;
@@ -28,6 +29,8 @@ use crate::Result;
 enum Rows {
     /// Not computed yet: the query, run on the first scan.
     Query(DataFrame),
+    /// Given by the export once it knows them; none before.
+    Later,
     Held(Arc<MemTable>),
     /// Freed after their last reader; a later scan is an error, never an empty table.
     Released,
@@ -40,6 +43,9 @@ pub(crate) struct HeldRows {
     name: String,
     schema: SchemaRef,
     rows: Mutex<Rows>,
+    /// the orders the computed rows are in (the query sorts by the first; the others are
+    /// equal orders), told to the planner so that it sorts nothing again
+    sorted: Vec<Vec<SortExpr>>,
     /// told when the rows are computed, so that the shared views they were computed from
     /// can be freed
     readers: OnceLock<Weak<Readers>>,
@@ -52,8 +58,51 @@ impl HeldRows {
             name: name.to_string(),
             schema: table.schema(),
             rows: Mutex::new(Rows::Held(Arc::new(table))),
+            sorted: Vec::new(),
             readers: OnceLock::new(),
         }
+    }
+
+    /// The rows of `query`, computed on first scan (sorted by the first of `sorted`) and held.
+    pub fn computed(name: &str, query: DataFrame, sorted: Vec<Vec<SortExpr>>) -> Result<Self> {
+        let query = match sorted.first() {
+            Some(order) => query.sort(order.clone())?,
+            None => query,
+        };
+        Ok(HeldRows {
+            name: name.to_string(),
+            schema: Arc::new(query.schema().as_arrow().clone()),
+            rows: Mutex::new(Rows::Query(query)),
+            sorted,
+            readers: OnceLock::new(),
+        })
+    }
+
+    /// Rows of `schema` that the export gives once it knows them ([`HeldRows::give`]); no
+    /// rows until then.
+    pub fn later(name: &str, schema: SchemaRef) -> Self {
+        HeldRows {
+            name: name.to_string(),
+            schema,
+            rows: Mutex::new(Rows::Later),
+            sorted: Vec::new(),
+            readers: OnceLock::new(),
+        }
+    }
+
+    /// Give the rows of a [`HeldRows::later`] table (once).
+    pub async fn give(&self, batches: Vec<RecordBatch>) -> Result<()> {
+        let mut rows = self.rows.lock().await;
+        assert!(
+            matches!(*rows, Rows::Later),
+            "{}: its rows are given once",
+            self.name
+        );
+        *rows = Rows::Held(Arc::new(MemTable::try_new(
+            self.schema.clone(),
+            vec![batches],
+        )?));
+        Ok(())
     }
 
     async fn rows(&self) -> DfResult<Arc<MemTable>> {
@@ -65,10 +114,8 @@ impl HeldRows {
                 .map_err(|e| DataFusionError::External(e.into()))?;
             let partitions = query.clone().collect_partitioned().await?;
             started.report(&format!("  (shared rows {})", self.name));
-            *rows = Rows::Held(Arc::new(MemTable::try_new(
-                self.schema.clone(),
-                partitions,
-            )?));
+            let table = MemTable::try_new(self.schema.clone(), partitions)?;
+            *rows = Rows::Held(Arc::new(table.with_sort_order(self.sorted.clone())));
             if let Some(readers) = self.readers.get().and_then(Weak::upgrade) {
                 readers
                     .computed(&self.name)
@@ -78,6 +125,10 @@ impl HeldRows {
         }
         match &*rows {
             Rows::Held(table) => Ok(table.clone()),
+            Rows::Later => Ok(Arc::new(MemTable::try_new(
+                self.schema.clone(),
+                vec![vec![]],
+            )?)),
             _ => Err(DataFusionError::Execution(format!(
                 "{}: read after the export released it",
                 self.name
@@ -108,22 +159,6 @@ impl TableProvider for HeldRows {
             .scan(state, projection, filters, limit)
             .await
     }
-}
-
-/// Replace the view `name` with a table that computes its rows once, on first use.
-pub(crate) async fn share(ctx: &SessionContext, name: &str) -> Result<()> {
-    let query = ctx.table(name).await?;
-    ctx.deregister_table(name)?;
-    ctx.register_table(
-        name,
-        Arc::new(HeldRows {
-            name: name.to_string(),
-            schema: Arc::new(query.schema().as_arrow().clone()),
-            rows: Mutex::new(Rows::Query(query)),
-            readers: OnceLock::new(),
-        }),
-    )?;
-    Ok(())
 }
 
 /// Free `name`'s rows, when it is a held table; a later scan is an error.
@@ -329,7 +364,11 @@ mod tests {
         for (sql, shared) in setup {
             run(&ctx, sql).await.unwrap();
             if let Some(name) = shared {
-                share(&ctx, name).await.unwrap();
+                // a held view, registered as the export registers them: a held table
+                let query = ctx.table(name).await.unwrap();
+                ctx.deregister_table(name).unwrap();
+                let held = HeldRows::computed(name, query, Vec::new()).unwrap();
+                ctx.register_table(name, Arc::new(held)).unwrap();
             }
         }
 

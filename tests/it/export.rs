@@ -278,14 +278,14 @@ async fn export_plans_number_rows_in_file_order() {
 }
 
 async fn assert_numbered_in_file_order(dir: &Path) {
-    let ctx = open(dir).await;
+    let window = tracesql::window::Window::open(dir).unwrap();
+    let ctx = tracesql::export::plan_session(&window).await.unwrap();
     ctx.sql("SET datafusion.execution.batch_size = 64")
         .await
         .unwrap();
     ctx.sql("SET datafusion.execution.target_partitions = 4")
         .await
         .unwrap();
-    tracesql::export::register_export(&ctx, 0, 0).await.unwrap();
     let file_order = rows(&ctx, "SELECT correlation_id, start_ns FROM cuda_runtime").await;
     let numbered = rows(
         &ctx,

@@ -85,8 +85,7 @@ async fn every_view_plans_against_empty_canonical_tables() {
 async fn every_export_plan_plans_against_empty_canonical_tables() {
     // Export runs on one window: no partition columns.
     let window = Window::empty(Path::new("/nonexistent"), vec![]);
-    let ctx = tracesql::catalog::open(&window).await.unwrap();
-    tracesql::export::register_export(&ctx, 0, 0).await.unwrap();
+    let ctx = tracesql::export::plan_session(&window).await.unwrap();
     for object in EXPORT {
         let got = rows(&ctx, &format!("SELECT count(*) FROM {}", object.name)).await;
         assert_eq!(got, vec!["0"], "{}", object.name);

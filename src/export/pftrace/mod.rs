@@ -18,19 +18,17 @@ mod slices;
 mod tracks;
 
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::datasource::MemTable;
-use datafusion::prelude::{col, SessionContext};
+use datafusion::prelude::SessionContext;
 
 use self::slices::SliceRow;
 use self::tracks::{Id, Tracks};
-use super::{register_export, shared_rows, ExportSummary};
+use super::session::{ExportSession, TraceBase};
+use super::{manifest, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::perfetto::{self, Interned, PftraceWriter};
-use crate::sql::EXPORT;
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -50,15 +48,6 @@ pub struct PftraceConfig {
     pub filter: super::RowFilter,
 }
 
-/// The plans (and the held `_pftrace_render_row`) that read the export's shared views, for
-/// [`shared_rows::Readers`].
-const PLANS_READING_SHARED_ROWS: [&str; 4] = [
-    "_pftrace_render_row",
-    "pftrace_sync",
-    "pftrace_api",
-    "pftrace_overhead",
-];
-
 /// Export the window at `config.window` as a `.pftrace` at `config.output`.
 pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     if config.compression_level > 9 {
@@ -77,14 +66,23 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut profile = crate::profile::Clock::start();
     let (window, cpu_path, trace_text) = super::open_single_window(&config.window)?;
     let (doc, cpu_events) = super::parse_cpu_trace(&trace_text, &cpu_path)?;
-    let ctx = super::filter::open_catalog(&window, cpu_events, &config.filter).await?;
-    register_export(&ctx, doc.base_ns, doc.cpu_base_ns).await?;
-    super::release_cpu_events(&ctx, &config.filter).await?;
+    let base = TraceBase {
+        base_ns: doc.base_ns,
+        cpu_base_ns: doc.cpu_base_ns,
+    };
+    let session = ExportSession::open(&window, cpu_events, &config.filter, base).await?;
+    session.release_cpu_events(&config.filter).await?;
+    let ctx = &session.ctx;
     let base_ns = doc.base_ns;
     profile.mark("open window");
-    // Each shared view's rows go once the plans below that read them are done.
+    // Each shared view's rows go once the plans below that read them are done (a --sql
+    // script's views may read any of them at any time: then all are kept).
     let readers = match config.filter.script {
-        None => Some(shared_rows::Readers::new(&ctx, &PLANS_READING_SHARED_ROWS).await?),
+        None => {
+            let mut plans = manifest::pftrace_plans();
+            plans.retain(|p| manifest::held(p).is_none());
+            Some(shared_rows::Readers::new(ctx, &plans).await?)
+        }
         Some(_) => None,
     };
     let done = async |plan: &str| -> Result<()> {
@@ -93,10 +91,11 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             None => Ok(()),
         }
     };
-    hold_render_rows(&ctx).await?;
-    done("_pftrace_render_row").await?;
+    // The render rows are read by seven scans, and their numbering sorts every GPU op:
+    // computed once, here, first.
+    ctx.table("_pftrace_render_row").await?.count().await?;
     profile.mark("_pftrace_render_row");
-    let sync = slices::sync_rows(&ctx).await?;
+    let sync = slices::sync_rows(ctx).await?;
     done("pftrace_sync").await?;
     profile.mark("pftrace_sync");
 
@@ -118,12 +117,12 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     drop(trace_text);
     crate::memory::return_free_memory();
     profile.mark("cpu slices");
-    let (api, api_pid) = slices::api_slices(&ctx, &mut tracks, &mut names, &mut interned).await?;
+    let (api, api_pid) = slices::api_slices(ctx, &mut tracks, &mut names, &mut interned).await?;
     groups.extend(api);
     done("pftrace_api").await?;
     profile.mark("api slices");
     if let Some(overhead) =
-        slices::overhead_slices(&ctx, &mut tracks, &mut names, &mut interned).await?
+        slices::overhead_slices(ctx, &mut tracks, &mut names, &mut interned).await?
     {
         groups.push(overhead);
     }
@@ -137,12 +136,12 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         Some(Id::Int(p)) => *p as i32,
         _ => 0,
     };
-    let render = render::prepare(&ctx, &mut interned, &mut names, gfx_pid).await?;
+    let render = render::prepare(&session, &mut interned, &mut names, gfx_pid).await?;
     profile.mark("intern render (pftrace_lane, names)");
-    let counters = render::prepare_counters(&ctx, &mut interned).await?;
+    let counters = render::prepare_counters(ctx, &mut interned).await?;
     profile.mark("intern counters");
     let extras =
-        render::constant_extras(config, device_properties.as_deref(), &ctx, &tracks, api_pid)
+        render::constant_extras(config, device_properties.as_deref(), ctx, &tracks, api_pid)
             .await?;
     profile.mark("extras");
 
@@ -168,9 +167,15 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         }
         drop(groups);
         profile.mark("write slices");
-        render::write_render(&ctx, &render, &extras, &mut w).await?;
+        render::write_render(ctx, &render, &extras, &mut w).await?;
+        for plan in ["pftrace_lane", "pftrace_render", "_pftrace_render_extra"] {
+            done(plan).await?;
+        }
         profile.mark("write pftrace_render");
-        render::write_counters(&ctx, &counters, &mut w).await?;
+        render::write_counters(ctx, &counters, &mut w).await?;
+        for plan in ["_pftrace_counter_source", "pftrace_counter_sample"] {
+            done(plan).await?;
+        }
         profile.mark("write pftrace_counter_sample");
         let packets = w.packets();
         w.finish().map_err(io)?;
@@ -179,35 +184,6 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     file.commit()?;
     profile.mark("finish");
     Ok(ExportSummary { events: packets })
-}
-
-/// The render-stage rows every later plan reads (lanes, kernel names, launch links, the
-/// stages and their waits: seven scans), and whose numbering sorts every GPU op: evaluate
-/// `_pftrace_render_row` once, hold it in event_id order (which is also (stage_iid, ord)
-/// order), and re-create the plans registered after it over the held rows.
-async fn hold_render_rows(ctx: &SessionContext) -> Result<()> {
-    const ROWS: &str = "_pftrace_render_row";
-    let query = format!("SELECT * FROM {ROWS} ORDER BY event_id");
-    crate::profile::explain(ROWS, async || Ok(ctx.sql(&query).await?)).await?;
-    let df = ctx.sql(&query).await?;
-    let schema = Arc::new(df.schema().as_arrow().clone());
-    let batches = df.collect().await?;
-    let table = MemTable::try_new(schema, vec![batches])?.with_sort_order(vec![
-        vec![col("event_id").sort(true, false)],
-        vec![
-            col("stage_iid").sort(true, false),
-            col("ord").sort(true, false),
-        ],
-    ]);
-    ctx.deregister_table(ROWS)?;
-    ctx.register_table(ROWS, Arc::new(table))?;
-    let later = EXPORT.iter().skip_while(|o| o.name != ROWS).skip(1);
-    for object in later {
-        ctx.sql(object.text)
-            .await
-            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-    }
-    Ok(())
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

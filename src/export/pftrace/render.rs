@@ -22,10 +22,10 @@ use super::slices::Names;
 use super::tracks::{Id, Tracks};
 use super::{collect, PftraceConfig};
 use crate::error::Error;
+use crate::export::session::ExportSession;
 use crate::sink::perfetto::{
     self, CounterDescriptor, Interned, Packets, PftraceWriter, RenderStage,
 };
-use crate::sql::EXPORT;
 use crate::Result;
 
 /// The render stages (iid, name, category): Kernel is COMPUTE (2), the rest OTHER.
@@ -52,11 +52,12 @@ pub struct RenderTables {
 /// Intern the render stages' tables: stage and lane specs, the graphics context, compute
 /// kernels and their names (appended to the event names), the launch argument names.
 pub async fn prepare(
-    ctx: &SessionContext,
+    session: &ExportSession,
     interned: &mut Interned,
     names: &mut Names,
     gfx_pid: i32,
 ) -> Result<RenderTables> {
+    let ctx = &session.ctx;
     let lanes = collect(
         ctx,
         "SELECT iid, lane, lane_name FROM pftrace_lane ORDER BY iid",
@@ -79,11 +80,8 @@ pub async fn prepare(
             ));
         }
     }
-    // pftrace_render reads the lanes' iids through pftrace_hw_queue: plan it again with them.
-    ctx.register_udf(crate::export::udf::hw_queue_udf(hw_queues));
-    let render = EXPORT.iter().find(|o| o.name == "pftrace_render");
-    ctx.sql(render.expect("pftrace_render is an export plan").text)
-        .await?;
+    // pftrace_render reads the lanes' iids through pftrace_hw_queue.
+    session.give_hw_queues(hw_queues);
     let mut tables = RenderTables {
         present: !lane_rows.is_empty(),
         names: HashMap::default(),
@@ -299,10 +297,9 @@ pub async fn write_render(
         return Ok(());
     }
     let constant: Vec<(&str, &str)> = extras.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    // Hash joins built on one side (the narrow one) keep the order of the other side (the
-    // held render rows, in event_id order), so the ORDER BY sorts nothing.
-    ctx.sql("SET datafusion.optimizer.repartition_joins = false")
-        .await?;
+    // The engine's export session builds hash joins on one side (the narrow one), so they
+    // keep the order of the other (the held render rows, in event_id order) and the ORDER BY
+    // sorts nothing.
     crate::profile::explain("pftrace_render", async || {
         Ok(ctx.sql(&in_stage_order("pftrace_render")).await?)
     })

@@ -8,7 +8,7 @@ use datafusion::arrow::array::{ArrayRef, Int64Builder, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::prelude::SessionContext;
 
 use super::load::Report;
 use crate::error::Error;
@@ -16,11 +16,7 @@ use crate::Result;
 
 /// A context holding `report`'s tables and the nsys views.
 pub async fn context(report: &Report) -> Result<SessionContext> {
-    // One partition per part the loader read (a core each, for a large table).
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut config = SessionConfig::new().with_target_partitions(cores);
-    config.options_mut().sql_parser.enable_ident_normalization = false;
-    let ctx = SessionContext::new_with_config(config);
+    let ctx = crate::engine::import_session();
     for (name, batches) in &report.tables {
         let parts = batches.iter().map(|b| vec![b.clone()]).collect();
         register(&ctx, name, batches[0].schema(), parts)?;

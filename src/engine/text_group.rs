@@ -1,4 +1,4 @@
-//! Stage `catalog` (engine tuning): a faster first phase for `GROUP BY` one text column.
+//! Engine tuning: a faster first phase for `GROUP BY` one text column.
 //!
 //! DataFusion's partial aggregate hashes and compares every row's bytes when it groups by a
 //! string; kernel names average ~200 bytes, so `group by name` over 8 M kernels spent most of
@@ -386,7 +386,7 @@ mod tests {
 
     #[tokio::test]
     async fn grouped_answers_equal_datafusion_own() {
-        let ours = crate::catalog::new_context();
+        let ours = crate::engine::query_session();
         let theirs = SessionContext::new();
         for ctx in [&ours, &theirs] {
             ctx.register_table("t", Arc::new(table())).unwrap();

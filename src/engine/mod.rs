@@ -1,0 +1,101 @@
+//! Engine: every way tracesql steers DataFusion's planner, in one place. The .sql files read
+//! as plain joins; what makes them fast (or keeps their order) is set here, each item with
+//! the measured figure, or the wrong answer, that justifies it.
+//!
+//! - [`query_session`]: `query`, `report`, `doctor`, the shell, import: the default planner
+//!   plus the text-group rule;
+//! - [`export_session`]: the export's session, set up once in its final form;
+//! - [`import_session`]: the nsys import (its names are case-sensitive);
+//! - [`sorting_after_unions`]: the doctor's examples (a DataFusion 55 planning bug);
+//! - [`RowLookup`]: a scalar function standing in for a join.
+
+mod row_lookup;
+pub mod text_group;
+
+use std::sync::Arc;
+
+use datafusion::execution::SessionStateBuilder;
+use datafusion::prelude::{SessionConfig, SessionContext};
+
+pub use row_lookup::RowLookup;
+
+/// The session settings every command shares.
+fn base_config() -> SessionConfig {
+    SessionConfig::new()
+        .with_information_schema(true)
+        // Partition columns are compared as written in folder names (`window_id=000012`).
+        .set_bool(
+            "datafusion.execution.listing_table_ignore_subdirectory",
+            true,
+        )
+}
+
+fn session(config: SessionConfig) -> SessionContext {
+    let state = SessionStateBuilder::new()
+        .with_config(config)
+        .with_default_features()
+        // GROUP BY one text column groups rows by their string views instead of hashing the
+        // bytes of every row: top kernels over 8.1 M kernels 462 -> 259 ms (aed0c2b).
+        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
+        .build();
+    SessionContext::new_with_state(state)
+}
+
+/// A session for trace queries.
+pub fn query_session() -> SessionContext {
+    session(base_config())
+}
+
+/// What the export's session depends on.
+#[derive(Clone, Copy, Debug)]
+pub struct ExportTuning {
+    /// a row filter (`--where`, `--sql`) narrows the window
+    pub filtered: bool,
+}
+
+/// The export's session, with every setting its plans rely on, fixed before any plan is
+/// registered (nothing is SET later).
+pub fn export_session(tuning: ExportTuning) -> SessionContext {
+    let mut config = base_config();
+    let options = config.options_mut();
+    // Order, not speed: plans number rows in file order (`ROW_NUMBER() OVER ()`), so one
+    // file is one partition and its batches are never dealt round-robin. A filter pushed
+    // below such a window would run on dealt batches gathered back in any order, and the
+    // .pftrace differed from run to run on large windows (c847492).
+    options.optimizer.repartition_file_scans = false;
+    options.optimizer.enable_round_robin_repartition = false;
+    // Joins build their hash table on the side estimated smaller. The export's filters keep
+    // most rows (API calls not on the blocklist, ops with a graph node, ...); at the default
+    // guess (a filter keeps 20%) the filtered API calls looked small and were held whole as
+    // the build side (10 M .pftrace peak 2.65 -> 2.54 GB at 100, 80964d9).
+    options.optimizer.default_filter_selectivity = 100;
+    // Hash joins built on one side (the narrow one) keep the order of the other: the render
+    // stages stream from the held render rows in event_id order and their ORDER BY sorts
+    // nothing (10 M .pftrace 65 -> 54 s, peak 6.9 -> 4.7 GB, aed9203).
+    options.optimizer.repartition_joins = false;
+    if tuning.filtered {
+        // Order again: one partition keeps file order through the filter's semi-joins.
+        options.execution.target_partitions = 1;
+    }
+    session(config)
+}
+
+/// `ctx` (its catalog shared) with `repartition_sorts` off, for the doctor's examples. A
+/// wrong plan, not speed: DataFusion 55 pushes a top-1 sort into the branches of a UNION and
+/// drops the keys a branch holds constant (the `kind` literal, `dur` under `dur = 0`); the
+/// merge above then fails its own sanity check (zero_duration on a one-file window). Sorting
+/// after the union, as this setting does, plans.
+pub fn sorting_after_unions(ctx: &SessionContext) -> SessionContext {
+    let mut state = ctx.state();
+    state.config_mut().options_mut().optimizer.repartition_sorts = false;
+    SessionContext::new_with_state(state)
+}
+
+/// The nsys import's session: one partition per core (a part the loader read each), and
+/// nsys's table and column names kept as written (identifiers are not lowercased).
+pub fn import_session() -> SessionContext {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut config = SessionConfig::new().with_target_partitions(cores);
+    config.options_mut().sql_parser.enable_ident_normalization = false;
+    SessionContext::new_with_config(config)
+}
