@@ -1,4 +1,4 @@
--- @export held
+-- @export held readers_first
 -- _chrome_api_row: the runtime and driver API calls the reference draws (runtime names not
 -- on its blocklist, driver names on its allowlist), each on its CPU thread: the thread of
 -- the Kineto op whose external id the call carries (external_correlation, last linked row

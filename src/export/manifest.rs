@@ -12,7 +12,12 @@
 //! -- @export held                            a helper whose rows are computed once, held
 //! -- @export held sorted=a sorted=b,c         ... held sorted by a, which also orders them by
 //!                                             (b, c): the planner is told both orders
+//! -- @export held readers_first               ... whose readers run before the other plans
+//!                                             that read held rows (see below)
 //! ```
+//! The Chrome plans that read held rows run one after another, the readers of a
+//! `readers_first` view first, so that the widest row sets are never held at once; the other
+//! plans stream beside them.
 //! A file without the line is a helper (its name starts with `_`) that plans read.
 
 use std::sync::OnceLock;
@@ -47,6 +52,8 @@ pub(crate) struct Plan {
     /// the orders its held rows are in, each a list of columns (ascending, NULLs last):
     /// sorted by the first, and so also by the others
     pub sorted: Vec<Vec<&'static str>>,
+    /// whether the plans reading its held rows run before the other readers of held rows
+    pub readers_first: bool,
 }
 
 /// Every export object, in registry order.
@@ -97,6 +104,7 @@ fn parse(object: &SqlObject) -> Result<Plan> {
         pftrace: false,
         held: false,
         sorted: Vec::new(),
+        readers_first: false,
     };
     let headers = object
         .text
@@ -109,6 +117,7 @@ fn parse(object: &SqlObject) -> Result<Plan> {
                 None if word == "chrome" => chrome = true,
                 None if word == "pftrace" => plan.pftrace = true,
                 None if word == "held" => plan.held = true,
+                None if word == "readers_first" => plan.readers_first = true,
                 Some(("section", s)) => {
                     section = Some(match s {
                         "cpu" => Section::Cpu,
@@ -125,8 +134,8 @@ fn parse(object: &SqlObject) -> Result<Plan> {
                 _ => return Err(bad(format!("unknown word `{word}`"))),
             }
         }
-        if !plan.sorted.is_empty() && !plan.held {
-            return Err(bad("sorted= is for held plans".into()));
+        if (!plan.sorted.is_empty() || plan.readers_first) && !plan.held {
+            return Err(bad("sorted= and readers_first are for held plans".into()));
         }
         if chrome {
             let section = section.ok_or_else(|| bad("chrome without section=".into()))?;

@@ -53,22 +53,30 @@ pub struct ExportSummary {
     pub events: u64,
 }
 
-/// The plans that read the widest shared rows, run one after another in this order (not the
-/// document's): the readers of `_chrome_api_row`, so that those rows are freed before
-/// `_chrome_gpu_row`'s are computed, then the readers of `_chrome_gpu_row`. The two are the
-/// largest row sets an export holds; never holding both at once bounds its memory. The
+/// The Chrome plans that read held rows, in the order they run one after another (the
+/// manifest's rule): those reading a `readers_first` view (`_chrome_api_row`), then the
+/// others, each in document order. So the API rows are freed before `_chrome_gpu_row`'s are
+/// computed: the two are the largest row sets an export holds, and never held at once. The
 /// other plans stream and run beside these, as many at a time as there are cores.
-const SHARED_READERS: &[&str] = &[
-    "chrome_api",
-    "chrome_api_flow",
-    "chrome_cpu_metadata",
-    "chrome_metadata",
-    "chrome_cuda_sync",
-    "chrome_overhead",
-    "chrome_gpu_flow",
-    "chrome_gpu_user_annotation",
-    "chrome_graph_flow",
-];
+async fn serial_plans(
+    ctx: &SessionContext,
+    document: &[&'static str],
+) -> Result<Vec<&'static str>> {
+    let (mut first, mut then) = (Vec::new(), Vec::new());
+    for plan in document {
+        let reads = shared_rows::held_reads(ctx, plan).await?;
+        if reads
+            .iter()
+            .any(|r| manifest::held(r).is_some_and(|h| h.readers_first))
+        {
+            first.push(*plan);
+        } else if !reads.is_empty() {
+            then.push(*plan);
+        }
+    }
+    first.extend(then);
+    Ok(first)
+}
 
 /// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
 /// trace's bytes: what every export format starts from.
@@ -173,17 +181,23 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     crate::memory::return_free_memory();
     started.report("chrome_cpu_event");
 
+    let mut document = chrome_section(Section::Metadata);
+    document.extend(chrome_section(Section::Events));
+    let serial = serial_plans(ctx, &document).await?;
     // A --sql script's views may read any shared view at any time: then all are kept.
     let readers = match config.filter.script {
-        None => {
-            let mut plans = chrome_section(Section::Metadata);
-            plans.extend(chrome_section(Section::Events));
-            Some(shared_rows::Readers::new(ctx, &plans).await?)
-        }
+        None => Some(shared_rows::Readers::new(ctx, &document).await?),
         Some(_) => None,
     };
-    let segments =
-        encode_document(&session, cpu, readers.as_deref(), &config.window, &sink).await?;
+    let segments = encode_document(
+        &session,
+        cpu,
+        &serial,
+        readers.as_deref(),
+        &config.window,
+        &sink,
+    )
+    .await?;
     let events = segments.iter().map(|s| s.events).sum();
     started.report("encode");
 
@@ -216,13 +230,14 @@ struct CpuSegments {
 /// The document's events, in segments in document order: the CPU trace's leading metadata,
 /// the window's metadata, the CPU trace's other events, the window's events, the profiler
 /// span over all of them (measured by the writers as they go). The plans run in parallel,
-/// the [`SHARED_READERS`] in their order.
+/// the `serial` ones one after another in their order.
 ///
 /// Each shared view's rows are freed once the last of its `readers` is done. A window
 /// without a duration event is an error (naming `window`) once every event is encoded.
 async fn encode_document(
     session: &ExportSession,
     cpu: CpuSegments,
+    serial: &[&'static str],
     readers: Option<&shared_rows::Readers>,
     window: &Path,
     sink: &SegmentSink,
@@ -257,13 +272,13 @@ async fn encode_document(
     ]))));
     jobs.push(Box::pin(async move {
         let mut done = Vec::new();
-        for plan in SHARED_READERS {
+        for plan in serial.iter().copied() {
             done.push(run(plan).await?);
         }
         Ok(done)
     }));
     for plan in metadata.iter().chain(&events).copied() {
-        if !SHARED_READERS.contains(&plan) {
+        if !serial.contains(&plan) {
             jobs.push(Box::pin(async move { Ok(vec![run(plan).await?]) }));
         }
     }
@@ -370,22 +385,38 @@ async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn the_shared_readers_are_document_plans_each_once() {
+    #[tokio::test]
+    async fn the_api_rows_readers_run_first_and_every_reader_of_held_rows_runs_in_turn() {
+        let window = Window::empty(Path::new("/nonexistent"), vec![]);
+        let ctx = plan_session(&window).await.unwrap();
         let mut document = chrome_section(Section::Metadata);
         document.extend(chrome_section(Section::Events));
-        for plan in SHARED_READERS {
-            assert!(document.contains(plan), "{plan} is not in the document");
-            let runs = SHARED_READERS.iter().filter(|p| *p == plan).count();
-            assert_eq!(runs, 1, "{plan} runs {runs} times");
+        let serial = serial_plans(&ctx, &document).await.unwrap();
+        let reads_of = async |plan: &str| shared_rows::held_reads(&ctx, plan).await.unwrap();
+        let mut api_readers_done = false;
+        for plan in &document {
+            let reads = reads_of(plan).await;
+            assert_eq!(
+                serial.contains(plan),
+                !reads.is_empty(),
+                "{plan} reads {reads:?}"
+            );
         }
-        let mut unique = document.clone();
+        for plan in &serial {
+            let reads_api = reads_of(plan).await.iter().any(|r| r == "_chrome_api_row");
+            if !reads_api {
+                api_readers_done = true;
+            } else {
+                assert!(
+                    !api_readers_done,
+                    "{plan} reads the API rows after a plan that does not"
+                );
+            }
+        }
+        assert!(serial.contains(&"chrome_api") && serial.contains(&"chrome_gpu_flow"));
+        let mut unique = serial.clone();
         unique.sort();
         unique.dedup();
-        assert_eq!(
-            unique.len(),
-            document.len(),
-            "a plan is in the document twice"
-        );
+        assert_eq!(unique.len(), serial.len(), "a plan runs twice: {serial:?}");
     }
 }

@@ -277,6 +277,14 @@ impl Readers {
     }
 }
 
+/// The held views (not computed yet) that the plan `name` reads, directly or through plain
+/// views.
+pub(crate) async fn held_reads(ctx: &SessionContext, name: &str) -> Result<Vec<String>> {
+    let plan = ctx.table(name).await?.into_unoptimized_plan();
+    let reads = shared_reads(ctx, plan).await?;
+    Ok(reads.into_iter().map(|(name, _)| name).collect())
+}
+
 /// The shared views (held tables not yet computed) that `plan` reads, directly or through
 /// plain views, with their tables.
 async fn shared_reads(
