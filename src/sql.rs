@@ -99,6 +99,7 @@ pub static EXPORT: &[SqlObject] = &[
     sql_object!("export", "_pftrace_launch_link"),
     sql_object!("export", "pftrace_api"),
     sql_object!("export", "pftrace_sync"),
+    sql_object!("export", "pftrace_cpu_event"),
     sql_object!("export", "pftrace_overhead"),
     sql_object!("export", "_pftrace_counter_source"),
     sql_object!("export", "pftrace_counter_sample"),

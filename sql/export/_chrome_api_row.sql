@@ -27,8 +27,12 @@ SELECT
   a.correlation_id,
   -- the CPU thread the call is drawn on (signed; exported as its absolute value)
   COALESCE(ct.tid, tr.resource_id, a.thread_id_i32) AS tid,
-  -- whether the call starts a launch flow (`s` event)
-  a.requires_flow
+  -- whether the call launches GPU work (its render stages' correlation in .pftrace)
+  a.launches,
+  -- whether the call starts a launch flow (`s` event): a launch, or a runtime sync
+  a.launches OR (a.kind_rank = 0 AND a.name IN ('cudaStreamSynchronize',
+                                                'cudaDeviceSynchronize',
+                                                'cudaStreamWaitEvent')) AS requires_flow
 -- the call's linked thread: built on the narrow side (one row per linked correlation), so
 -- the calls stream through in their order rather than being held as the join's table
 FROM (
@@ -40,14 +44,14 @@ FROM (
 ) ct
 RIGHT JOIN (
   SELECT *,
+    -- the launches: kernels, graphs, any cudaMemcpy*/cudaMemset*, the driver's kernels
     CASE WHEN kind_rank = 0
       THEN name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
                     'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',
-                    'cudaGraphLaunch', 'cudaStreamSynchronize', 'cudaDeviceSynchronize',
-                    'cudaStreamWaitEvent')
+                    'cudaGraphLaunch')
            OR starts_with(name, 'cudaMemcpy') OR starts_with(name, 'cudaMemset')
       ELSE name IN ('cuLaunchKernel', 'cuLaunchKernelEx')
-    END AS requires_flow
+    END AS launches
   FROM (
     SELECT r.*, COALESCE(c.name, r.window_name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
     FROM (

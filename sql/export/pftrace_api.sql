@@ -2,8 +2,7 @@
 -- pftrace_api: the runtime and driver slices of the .pftrace export: the calls chrome draws
 -- (_chrome_api_row, same thread join), each launch with the render stages of its
 -- correlation (_pftrace_launch_link): a call has one row per stage its correlation launched
--- (`pos` tells a call's rows), the slices merge them. Launches are the kernel launches, any
--- cudaMemcpy*/cudaMemset*, cudaGraphLaunch, and the driver's cuLaunchKernel(Ex).
+-- (`pos` tells a call's rows), the slices merge them. The launches are _chrome_api_row's.
 CREATE OR REPLACE VIEW pftrace_api AS
 SELECT
   -- processing order: runtime rows, then driver rows, each in file order
@@ -19,12 +18,6 @@ SELECT
   a.tid,
   a.correlation_id,
   -- a render-stage event id of a launch (NULL: none)
-  CASE WHEN (a.cat = 'cuda_runtime'
-             AND (a.name IN ('cudaLaunchKernel', 'cudaLaunchCooperativeKernel',
-                             'cudaLaunchCooperativeKernelMultiDevice', 'cudaLaunchKernelExC',
-                             'cudaGraphLaunch')
-                  OR starts_with(a.name, 'cudaMemcpy') OR starts_with(a.name, 'cudaMemset')))
-         OR (a.cat = 'cuda_driver' AND a.name IN ('cuLaunchKernel', 'cuLaunchKernelEx'))
-       THEN l.event_id END AS gpu_correlation
+  CASE WHEN a.launches THEN l.event_id END AS gpu_correlation
 FROM _chrome_api_row a
 LEFT JOIN _pftrace_launch_link l ON l.correlation_id = a.correlation_id

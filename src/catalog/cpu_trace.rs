@@ -1,6 +1,9 @@
-//! The `cpu_event` table's source: parse a Kineto CPU trace (`cpu_trace.json[.gz]`) into one
-//! RecordBatch. Timestamps are exact: Kineto writes microseconds as decimal text, which is
-//! turned into integer nanoseconds digit by digit, never through f64.
+//! The `cpu_event` table's source, and the one reader of a Kineto CPU trace
+//! (`cpu_trace.json[.gz]`): the document is split once ([`TraceDoc`]: its top-level members,
+//! its events as raw JSON text), then its events become one RecordBatch, read in stretches
+//! side by side, each event's own text kept as `raw` (what the exports copy). Timestamps are
+//! exact: Kineto writes microseconds as decimal text, which is turned into integer
+//! nanoseconds digit by digit, never through f64.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -10,12 +13,13 @@ use datafusion::arrow::array::{
     ArrayBuilder, ArrayRef, Int64Array, Int64Builder, StringViewArray, StringViewBuilder,
 };
 use datafusion::arrow::buffer::Buffer;
+use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+pub use super::trace_doc::TraceDoc;
 use crate::error::Error;
 use crate::Result;
 
@@ -35,6 +39,8 @@ pub fn cpu_event_schema() -> SchemaRef {
         Field::new("external_id", DataType::Int64, true),
         // the event's args object as JSON text
         Field::new("args", DataType::Utf8View, true),
+        // the whole event as written in the trace
+        Field::new("raw", DataType::Utf8View, false),
     ]))
 }
 
@@ -91,107 +97,55 @@ pub fn parse_cpu_trace_text_with_base(
     text: &Buffer,
     path: &Path,
 ) -> Result<(RecordBatch, Option<i64>)> {
-    let bad = |reason: String| Error::BadCpuTrace {
-        file: path.to_path_buf(),
-        reason,
+    let (doc, events) = read_cpu_trace(text, path)?;
+    Ok((events, doc.base()))
+}
+
+/// The CPU trace in `text` (decompressed; `path` names it in errors), read once: its
+/// document (top-level members, base time) and its `cpu_event` batch, whose text columns
+/// (`raw` among them) are views into `text`.
+pub fn read_cpu_trace<'a>(text: &'a Buffer, path: &'a Path) -> Result<(TraceDoc<'a>, RecordBatch)> {
+    let (doc, events) = TraceDoc::parse(text.as_slice(), path)?;
+    let base_ns = doc.base().unwrap_or(0);
+    // Reading the events' members is most of the time: one stretch per core.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per = events.len().div_ceil(cores).max(1);
+    let doc_ref = &doc;
+    let batches: Vec<Result<RecordBatch>> = std::thread::scope(|scope| {
+        let running: Vec<_> = (events.chunks(per).enumerate())
+            .map(|(k, stretch)| {
+                scope.spawn(move || {
+                    let mut columns = Columns::new(text, (k * per) as i64);
+                    for raw in stretch {
+                        let event = serde_json::from_str::<Event>(raw.get()).map_err(|e| {
+                            doc_ref.bad(format!("event {}: {e}", columns.next_index()))
+                        })?;
+                        columns.push(&event, raw.get());
+                    }
+                    columns.finish(base_ns)
+                })
+            })
+            .collect();
+        running
+            .into_iter()
+            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+            .collect()
+    });
+    let batches = batches.into_iter().collect::<Result<Vec<_>>>()?;
+    let batch = match batches.len() {
+        0 => Columns::new(text, 0).finish(base_ns)?,
+        1 => batches.into_iter().next().expect("one batch"),
+        _ => concat_batches(&cpu_event_schema(), &batches)?,
     };
-    let mut columns = Columns::new(text);
-    let mut de = serde_json::Deserializer::from_slice(text.as_slice());
-    let base = de
-        .deserialize_map(TraceVisitor {
-            columns: &mut columns,
-        })
-        .and_then(|base| de.end().map(|()| base))
-        .map_err(|e| bad(e.to_string()))?;
-    let Some(base_ns) = base else {
-        return Err(bad("no traceEvents list".to_string()));
-    };
-    let base_ns = match base_ns {
-        Some(raw) => Some(parse_int(raw.get()).ok_or_else(|| {
-            bad(format!(
-                "baseTimeNanoseconds {} is not an integer",
-                raw.get()
-            ))
-        })?),
-        None => None,
-    };
-    Ok((columns.finish(base_ns.unwrap_or(0))?, base_ns))
-}
-
-/// The trace's top-level object: `traceEvents` streamed into [`Columns`] event by event,
-/// `baseTimeNanoseconds` kept, every other member skipped. Returns None without
-/// `traceEvents`, else the base's JSON text when present.
-struct TraceVisitor<'c, 'b> {
-    columns: &'c mut Columns<'b>,
-}
-
-impl<'de> Visitor<'de> for TraceVisitor<'_, '_> {
-    type Value = Option<Option<&'de RawValue>>;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a Kineto trace (a JSON object)")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(
-        self,
-        mut map: A,
-    ) -> std::result::Result<Self::Value, A::Error> {
-        let mut base = None;
-        let mut has_events = false;
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            match key.as_ref() {
-                "traceEvents" if has_events => {
-                    return Err(serde::de::Error::duplicate_field("traceEvents"))
-                }
-                "traceEvents" => {
-                    has_events = true;
-                    map.next_value_seed(EventsSeed {
-                        columns: &mut *self.columns,
-                    })?;
-                }
-                "baseTimeNanoseconds" => base = Some(map.next_value::<&'de RawValue>()?),
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(has_events.then_some(base))
-    }
-}
-
-/// The `traceEvents` list, each event appended to the columns as it is read (never all of
-/// them as structs at once).
-struct EventsSeed<'c, 'b> {
-    columns: &'c mut Columns<'b>,
-}
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, de: D) -> std::result::Result<(), D::Error> {
-        de.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of trace events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> std::result::Result<(), A::Error> {
-        while let Some(event) = seq.next_element::<Event<'de>>()? {
-            self.columns.push(&event);
-        }
-        Ok(())
-    }
+    Ok((doc, batch))
 }
 
 /// The builders of `cpu_event`'s columns, with `text` added as a data block to each text
 /// column so that values borrowed from it are appended as views.
 struct Columns<'b> {
     text: &'b Buffer,
+    /// the place in traceEvents of the first event pushed
+    first_index: i64,
     index: Int64Builder,
     ph: TextColumn,
     cat: TextColumn,
@@ -202,12 +156,14 @@ struct Columns<'b> {
     dur: Int64Builder,
     ext: Int64Builder,
     args: TextColumn,
+    raw: TextColumn,
 }
 
 impl<'b> Columns<'b> {
-    fn new(text: &'b Buffer) -> Self {
+    fn new(text: &'b Buffer, first_index: i64) -> Self {
         Columns {
             text,
+            first_index,
             index: Int64Builder::new(),
             ph: TextColumn::new(text),
             cat: TextColumn::new(text),
@@ -218,12 +174,19 @@ impl<'b> Columns<'b> {
             dur: Int64Builder::new(),
             ext: Int64Builder::new(),
             args: TextColumn::new(text),
+            raw: TextColumn::new(text),
         }
     }
 
-    fn push(&mut self, ev: &Event) {
+    /// The place in traceEvents of the next event pushed.
+    fn next_index(&self) -> i64 {
+        self.first_index + self.index.len() as i64
+    }
+
+    /// Append `ev`, read from `raw` (a slice of the text).
+    fn push(&mut self, ev: &Event, raw: &str) {
         let text = self.text.as_slice();
-        self.index.append_value(self.index.len() as i64);
+        self.index.append_value(self.next_index());
         self.ph.append(text, ev.ph.as_deref());
         self.cat.append(text, ev.cat.as_deref());
         self.name.append(text, ev.name.as_deref());
@@ -241,6 +204,7 @@ impl<'b> Columns<'b> {
             .and_then(|r| parse_int(r.get()));
         self.ext.append_option(external);
         self.args.append(text, ev.args.map(|a| a.get()));
+        self.raw.append(text, Some(raw));
     }
 
     /// The batch, with `base_ns` (known only once the whole trace is read) added to `ts_ns`.
@@ -257,6 +221,7 @@ impl<'b> Columns<'b> {
             Arc::new(self.dur.finish()),
             Arc::new(self.ext.finish()),
             Arc::new(self.args.finish()),
+            Arc::new(self.raw.finish()),
         ];
         RecordBatch::try_new(cpu_event_schema(), columns)
             .map_err(|e| Error::Internal(e.to_string()))

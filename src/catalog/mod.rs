@@ -7,6 +7,7 @@
 mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
+mod trace_doc;
 
 use std::sync::Arc;
 

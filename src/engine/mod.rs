@@ -7,8 +7,11 @@
 //! - [`export_session`]: the export's session, set up once in its final form;
 //! - [`import_session`]: the nsys import (its names are case-sensitive);
 //! - [`sorting_after_unions`]: the doctor's examples (a DataFusion 55 planning bug);
-//! - [`RowLookup`]: a scalar function standing in for a join.
+//! - [`RowLookup`]: a scalar function standing in for a join;
+//! - [`left_merge_join`]: a merge join the planner would not choose, over two queries
+//!   already in key order.
 
+mod merge_join;
 mod row_lookup;
 pub mod text_group;
 
@@ -17,6 +20,7 @@ use std::sync::Arc;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+pub use merge_join::left_merge_join;
 pub use row_lookup::RowLookup;
 
 /// The session settings every command shares.

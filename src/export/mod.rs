@@ -11,25 +11,24 @@ mod pftrace;
 mod segments;
 mod session;
 mod shared_rows;
-mod trace_doc;
 mod udf;
 
 use std::path::{Path, PathBuf};
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
 use datafusion::arrow::buffer::Buffer;
-use datafusion::arrow::datatypes::{Float64Type, Int64Type};
+use datafusion::arrow::datatypes::Float64Type;
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
-pub use trace_doc::TraceDoc;
 pub use udf::{annotation_members, python_dumps, text_members};
 
 use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
 use self::session::{ExportSession, TraceBase};
+use crate::catalog::cpu_trace::read_cpu_trace;
 use crate::error::Error;
 use crate::file::AtomicFile;
 use crate::sink::chrome::{document_head, document_tail, write_str, Span};
@@ -101,23 +100,6 @@ pub(crate) fn open_single_window(dir: &Path) -> Result<(Window, PathBuf, Buffer)
     Ok((window, cpu_path, text))
 }
 
-/// The CPU trace's two readings, parsed side by side on two threads: the document split into
-/// raw events (what the export copies) and the `cpu_event` table (what the plans join; it
-/// holds `text` until it is dropped).
-pub(crate) fn parse_cpu_trace<'a>(
-    text: &'a Buffer,
-    path: &'a Path,
-) -> Result<(TraceDoc<'a>, RecordBatch)> {
-    std::thread::scope(|scope| {
-        let table = scope.spawn(|| crate::catalog::cpu_trace::parse_cpu_trace_text(text, path));
-        let doc = TraceDoc::parse(text, path);
-        let table = table
-            .join()
-            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        Ok((doc?, table?))
-    })
-}
-
 /// Export the window at `config.window` as a Chrome trace at `config.output`.
 pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     refuse_writing_into_inputs(&config.window, &config.output, &config.filter)?;
@@ -130,7 +112,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let started = crate::profile::Clock::start();
     let (window, cpu_path, text) = open_single_window(&config.window)?;
     started.report("read the CPU trace");
-    let (doc, cpu_events) = parse_cpu_trace(&text, &cpu_path)?;
+    let (doc, cpu_events) = read_cpu_trace(&text, &cpu_path)?;
     started.report("parse the CPU trace");
 
     let base = TraceBase {
@@ -157,14 +139,13 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     .await?;
     let cpu_rows = collect(
         ctx,
-        "SELECT event_index, leading, span_ts, span_dur FROM chrome_cpu_event \
-         ORDER BY event_index",
+        "SELECT raw, leading, span_ts, span_dur FROM chrome_cpu_event ORDER BY event_index",
     )
     .await?;
     session.release_cpu_events(&config.filter).await?;
     let cpu = CpuSegments {
-        leading: cpu_segment(&doc, &cpu_events_of(&cpu_rows, true), &sink)?,
-        other: cpu_segments(&doc, &cpu_events_of(&cpu_rows, false), &sink)?,
+        leading: cpu_segment(&cpu_events_of(&cpu_rows, true), &sink)?,
+        other: cpu_segments(&cpu_events_of(&cpu_rows, false), &sink)?,
     };
     drop(cpu_rows);
     let trace_name = config
@@ -294,16 +275,16 @@ async fn encode_document(
     Ok(segments)
 }
 
-/// A CPU-trace event to copy: its place in `traceEvents`, and the (start, duration) the
-/// profiler span covers, if any.
-type CpuEvent = (i64, Option<(f64, f64)>);
+/// A CPU-trace event to copy: its text as written, and the (start, duration) the profiler
+/// span covers, if any.
+type CpuEvent<'r> = (&'r str, Option<(f64, f64)>);
 
 /// The CPU trace's leading metadata events (`leading`) or its other events, in trace order;
-/// `cpu_rows` are chrome_cpu_event's (event_index, leading, span_ts, span_dur) in that order.
-fn cpu_events_of(cpu_rows: &[RecordBatch], leading: bool) -> Vec<CpuEvent> {
+/// `cpu_rows` are chrome_cpu_event's (raw, leading, span_ts, span_dur) in that order.
+fn cpu_events_of(cpu_rows: &[RecordBatch], leading: bool) -> Vec<CpuEvent<'_>> {
     let mut events = Vec::new();
     for batch in cpu_rows {
-        let index = batch.column(0).as_primitive::<Int64Type>();
+        let raw = batch.column(0).as_string_view();
         let flags = batch.column(1).as_boolean();
         let span_ts = batch.column(2).as_primitive::<Float64Type>();
         let span_dur = batch.column(3).as_primitive::<Float64Type>();
@@ -312,7 +293,7 @@ fn cpu_events_of(cpu_rows: &[RecordBatch], leading: bool) -> Vec<CpuEvent> {
                 let span = span_ts
                     .is_valid(row)
                     .then(|| (span_ts.value(row), span_dur.value(row)));
-                events.push((index.value(row), span));
+                events.push((raw.value(row), span));
             }
         }
     }
@@ -320,10 +301,10 @@ fn cpu_events_of(cpu_rows: &[RecordBatch], leading: bool) -> Vec<CpuEvent> {
 }
 
 /// `events` copied as written into one stretch.
-fn cpu_segment(doc: &TraceDoc<'_>, events: &[CpuEvent], sink: &SegmentSink) -> Result<Segment> {
+fn cpu_segment(events: &[CpuEvent], sink: &SegmentSink) -> Result<Segment> {
     let mut writer = sink.writer()?;
-    for (index, span) in events {
-        writer.write_raw(doc.event(*index)?)?;
+    for (raw, span) in events {
+        writer.write_raw(raw)?;
         if let Some((ts, dur)) = span {
             writer.cover(*ts, *dur);
         }
@@ -334,16 +315,9 @@ fn cpu_segment(doc: &TraceDoc<'_>, events: &[CpuEvent], sink: &SegmentSink) -> R
 /// `events` copied as written into one stretch per core, of about equal bytes, encoded
 /// (and gzipped) side by side: the CPU trace's events are hundreds of MB on a large window,
 /// and nothing else runs while they are copied.
-fn cpu_segments(
-    doc: &TraceDoc<'_>,
-    events: &[CpuEvent],
-    sink: &SegmentSink,
-) -> Result<Vec<Segment>> {
+fn cpu_segments(events: &[CpuEvent], sink: &SegmentSink) -> Result<Vec<Segment>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut sizes = Vec::with_capacity(events.len());
-    for (index, _) in events {
-        sizes.push(doc.event(*index)?.len());
-    }
+    let sizes: Vec<usize> = events.iter().map(|(raw, _)| raw.len()).collect();
     let share = sizes.iter().sum::<usize>() / cores + 1;
     let mut stretches = Vec::new();
     let (mut start, mut bytes) = (0, 0);
@@ -357,7 +331,7 @@ fn cpu_segments(
     if start < events.len() || stretches.is_empty() {
         stretches.push(&events[start..]);
     }
-    on_threads(stretches, |stretch| cpu_segment(doc, stretch, sink))
+    on_threads(stretches, |stretch| cpu_segment(stretch, sink))
         .into_iter()
         .collect()
 }

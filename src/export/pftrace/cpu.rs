@@ -1,5 +1,7 @@
-//! The Kineto CPU trace as the .pftrace export reads it: `M` names for the tracks, and the
-//! `X` events drawn as CPU slices (all but the categories the window itself supplies).
+//! The Kineto CPU trace's events as the .pftrace export draws them (`pftrace_cpu_event`
+//! chooses them): `M` names for the tracks, and the `X` events drawn as CPU slices. Their
+//! members are read from each event's text as the reference reads them (Python's `str()`
+//! of a name, times through f64).
 
 use std::borrow::Cow;
 
@@ -9,23 +11,7 @@ use serde_json::Value;
 
 use super::slices::{Annotations, Names, SliceRow};
 use super::tracks::{py_str, Id, Tracks};
-use crate::export::TraceDoc;
 use crate::sink::perfetto::Interned;
-
-/// Categories that are not CPU slices: the profiler's own, and what the window draws.
-const NON_CPU_CATS: &[&str] = &[
-    "Trace",
-    "kernel",
-    "gpu_memcpy",
-    "gpu_memset",
-    "gpu_user_annotation",
-    "cuda_runtime",
-    "cuda_driver",
-    "cuda_sync",
-    "overhead",
-    "graph_event_node",
-    "graph_host_node",
-];
 
 /// An event's members as JSON text (a `null` is kept, as Some("null")), read without
 /// building values: most are plain strings and numbers.
@@ -91,30 +77,28 @@ fn has_members(args: &str) -> bool {
 /// merged in trace order, which gives every name the iid one pass in trace order gives it.
 /// The slices come in those stretches (joined, they would be held twice for a moment).
 pub(super) fn cpu_slices<'a>(
-    doc: &TraceDoc<'a>,
+    events: &[&'a str],
     base_ns: i64,
     tracks: &mut Tracks,
     names: &mut Names,
     interned: &mut Interned,
 ) -> Vec<Vec<SliceRow<'a>>> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    slices_in_stretches(doc, base_ns, tracks, names, interned, cores)
+    slices_in_stretches(events, base_ns, tracks, names, interned, cores)
 }
 
 /// [`cpu_slices`], reading the events in `parts` stretches.
 fn slices_in_stretches<'a>(
-    doc: &TraceDoc<'a>,
+    events: &[&'a str],
     base_ns: i64,
     tracks: &mut Tracks,
     names: &mut Names,
     interned: &mut Interned,
     parts: usize,
 ) -> Vec<Vec<SliceRow<'a>>> {
-    let count = doc.event_count();
-    let per = count.div_ceil(parts.max(1)).max(1);
-    let starts: Vec<usize> = (0..count).step_by(per).collect();
-    let stretches = crate::export::on_threads(starts, |start| {
-        Stretch::read(doc, start..count.min(start + per), base_ns)
+    let per = events.len().div_ceil(parts.max(1)).max(1);
+    let stretches = crate::export::on_threads(events.chunks(per).collect(), |stretch| {
+        Stretch::read(stretch, base_ns)
     });
     let mut out = Vec::with_capacity(stretches.len());
     for stretch in stretches {
@@ -167,7 +151,7 @@ struct Stretch<'a> {
 }
 
 impl<'a> Stretch<'a> {
-    fn read(doc: &TraceDoc<'a>, range: std::ops::Range<usize>, base_ns: i64) -> Stretch<'a> {
+    fn read(events: &[&'a str], base_ns: i64) -> Stretch<'a> {
         let name_arg = |args: Option<&RawValue>| -> String {
             args.and_then(|a| serde_json::from_str::<Value>(a.get()).ok())
                 .and_then(|v| v.get("name").cloned())
@@ -185,7 +169,7 @@ impl<'a> Stretch<'a> {
             categories: Vec::new(),
             track_names: Vec::new(),
         };
-        for text in doc.events_in(range) {
+        for text in events {
             let Ok(e) = serde_json::from_str::<Event>(text) else {
                 continue;
             };
@@ -203,10 +187,6 @@ impl<'a> Stretch<'a> {
                 }
                 Some("X") => {
                     let cat = e.cat.map_or(Cow::Borrowed(""), py_text);
-                    // Only a JSON string can be one of these names.
-                    if NON_CPU_CATS.contains(&cat.as_ref()) {
-                        continue;
-                    }
                     let ts = base_ns + (as_f64(e.ts) * 1000.0).round_ties_even() as i64;
                     let end = ts + (as_f64(e.dur) * 1000.0).round_ties_even() as i64;
                     stretch
@@ -284,12 +264,17 @@ mod tests {
              "dur": 1}
         ], "baseTimeNanoseconds": 1000000}"#;
         let path = std::path::Path::new("t.json");
-        let doc = TraceDoc::parse(text.as_bytes(), path).unwrap();
+        let (_, events) =
+            crate::catalog::cpu_trace::TraceDoc::parse(text.as_bytes(), path).unwrap();
+        // as pftrace_cpu_event chooses them: all but the kernel
+        let events: Vec<&str> = (events.iter().map(|e| e.get()))
+            .filter(|e| !e.contains(r#""kernel""#))
+            .collect();
         let read = |parts| {
             let (mut tracks, mut names, mut interned) =
                 (Tracks::default(), Names::default(), Interned::default());
             let slices: Vec<_> =
-                slices_in_stretches(&doc, 7, &mut tracks, &mut names, &mut interned, parts)
+                slices_in_stretches(&events, 7, &mut tracks, &mut names, &mut interned, parts)
                     .into_iter()
                     .flatten()
                     .map(|s| (s.ts, s.end, s.uuid, s.name_iid, s.category_iid, s.json))
@@ -302,11 +287,7 @@ mod tests {
             )
         };
         let one = read(1);
-        assert_eq!(
-            one.0.len(),
-            5,
-            "every X event outside the window's categories"
-        );
+        assert_eq!(one.0.len(), 5, "every X event");
         assert_eq!(one.1, ["a", "b", "c"]);
         assert_eq!(one.2, ["cpu_op", "user_annotation", "python_function"]);
         for parts in 2..=8 {

@@ -19,7 +19,7 @@ mod tracks;
 
 use std::path::PathBuf;
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::prelude::SessionContext;
 
 use self::slices::SliceRow;
@@ -65,14 +65,19 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
 async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     let mut profile = crate::profile::Clock::start();
     let (window, cpu_path, trace_text) = super::open_single_window(&config.window)?;
-    let (doc, cpu_events) = super::parse_cpu_trace(&trace_text, &cpu_path)?;
+    let (doc, cpu_events) = crate::catalog::cpu_trace::read_cpu_trace(&trace_text, &cpu_path)?;
     let base = TraceBase {
         base_ns: doc.base_ns,
         cpu_base_ns: doc.cpu_base_ns,
     };
     let session = ExportSession::open(&window, cpu_events, &config.filter, base).await?;
-    session.release_cpu_events(&config.filter).await?;
     let ctx = &session.ctx;
+    let cpu_rows = collect(
+        ctx,
+        "SELECT raw FROM pftrace_cpu_event ORDER BY event_index",
+    )
+    .await?;
+    session.release_cpu_events(&config.filter).await?;
     let base_ns = doc.base_ns;
     profile.mark("open window");
     // Each shared view's rows go once the plans below that read them are done (a --sql
@@ -108,10 +113,15 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     // The CPU slices are the first group written, and their names are interned as they are
     // made: their packets are encoded now, so that the CPU trace's text they borrow their
     // args from (hundreds of MB on a large window) goes before the other groups are made.
-    let cpu = cpu::cpu_slices(&doc, base_ns, &mut tracks, &mut names, &mut interned);
+    let cpu_events: Vec<&str> = (cpu_rows.iter())
+        .flat_map(|b| b.column(0).as_string_view().iter().flatten())
+        .collect();
+    let cpu = cpu::cpu_slices(&cpu_events, base_ns, &mut tracks, &mut names, &mut interned);
     let cpu_packets = slices::encode_group(&cpu, &interned)
         .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
+    drop(cpu_events);
+    drop(cpu_rows);
     let device_properties = doc.member("deviceProperties").map(str::to_string);
     drop(doc);
     drop(trace_text);

@@ -3,16 +3,9 @@
 //! extras; both stream from their plans into the sink.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, RecordBatch};
-use datafusion::arrow::compute::SortOptions;
-use datafusion::common::NullEquality;
-use datafusion::logical_expr::JoinType;
-use datafusion::physical_expr::expressions::Column;
-use datafusion::physical_expr::PhysicalExprRef;
-use datafusion::physical_plan::joins::SortMergeJoinExec;
-use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
+use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
 use serde_json::{Map, Value};
@@ -226,46 +219,19 @@ fn spread_members(
     (!merged.is_empty()).then_some(merged)
 }
 
-/// pftrace_render's rows with their `_pftrace_render_extra` columns, in event_id order: a
-/// merge join of the two on (stage_iid, ord), both already in that order. The SQL planner
-/// would build a hash table on the wide side (every render stage's extras held) or sort
-/// the joined rows, as it cannot see that the extras' stages, each in file order, come in
-/// the same order as the narrow rows; so the join is DataFusion's sort-merge join, put
-/// over the two planned sides here. The start time is a key too (rows in (stage_iid, ord)
-/// order, a unique pair, are in key order with it): a row without its extras (a table that
-/// gave its rows in another order the second time) fails the export in [`check_extras`]
-/// rather than being written without them.
+/// pftrace_render's rows with their `_pftrace_render_extra` columns, in event_id order: the
+/// engine's merge join of the two on (stage_iid, ord), both already in that order. The
+/// start time is a key too (rows in (stage_iid, ord) order, a unique pair, are in key order
+/// with it): a row without its extras (a table that gave its rows in another order the
+/// second time) fails the export in [`check_extras`] rather than being written without them.
 async fn render_with_extras(ctx: &SessionContext) -> Result<(SendableRecordBatchStream, usize)> {
-    const KEYS: [&str; 3] = ["stage_iid", "ord", "ts"];
-    let side = async |view: &str| -> Result<Arc<dyn ExecutionPlan>> {
-        Ok(ctx
-            .sql(&in_stage_order(view))
-            .await?
-            .create_physical_plan()
-            .await?)
-    };
-    let (narrow, extra) = (
-        side("pftrace_render").await?,
-        side("_pftrace_render_extra").await?,
-    );
-    let key = |plan: &Arc<dyn ExecutionPlan>, name: &str| -> Result<PhysicalExprRef> {
-        Ok(Arc::new(Column::new_with_schema(name, &plan.schema())?))
-    };
-    let on = KEYS
-        .iter()
-        .map(|k| Ok((key(&narrow, k)?, key(&extra, k)?)))
-        .collect::<Result<Vec<_>>>()?;
-    let narrow_width = narrow.schema().fields().len();
-    let join = SortMergeJoinExec::try_new(
-        narrow,
-        extra,
-        on,
-        None,
-        JoinType::Left,
-        vec![SortOptions::new(false, false); KEYS.len()],
-        NullEquality::NullEqualsNothing,
-    )?;
-    Ok((join.execute(0, ctx.task_ctx())?, narrow_width))
+    crate::engine::left_merge_join(
+        ctx,
+        &in_stage_order("pftrace_render"),
+        &in_stage_order("_pftrace_render_extra"),
+        &["stage_iid", "ord", "ts"],
+    )
+    .await
 }
 
 /// The rows of `view` in (stage_iid, ord) order, event_id order.

@@ -1,5 +1,6 @@
-//! The Kineto CPU trace as the export copies it: its top-level members and its events as
-//! raw JSON text (never re-encoded), and the trace base time.
+//! The Kineto CPU trace document, split once: its top-level members as raw JSON text (never
+//! re-encoded), its events as raw JSON text (which [`super::cpu_trace`] reads into
+//! `cpu_event`), and the trace base time.
 
 use std::path::Path;
 
@@ -18,18 +19,20 @@ pub type Members<'s> = Vec<(&'s str, &'s str)>;
 
 /// A parsed CPU trace, borrowing the decompressed bytes.
 pub struct TraceDoc<'a> {
-    /// (key, JSON text); None for `traceEvents`, whose events are `events`
+    /// (key, JSON text); None for `traceEvents`, whose events are read apart
     members: Vec<(String, Option<&'a RawValue>)>,
-    events: Vec<&'a RawValue>,
     /// The trace base the window's times are measured from, ns.
     pub base_ns: i64,
     /// The base `cpu_event.ts_ns` was computed with (0 without `baseTimeNanoseconds`).
     pub cpu_base_ns: i64,
+    has_base: bool,
     path: &'a Path,
 }
 
 impl<'a> TraceDoc<'a> {
-    pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<Self> {
+    /// The document in `bytes` and its events (`traceEvents`, which it must have), each as
+    /// its JSON text.
+    pub fn parse(bytes: &'a [u8], path: &'a Path) -> Result<(Self, Vec<&'a RawValue>)> {
         let bad = |reason: String| Error::BadCpuTrace {
             file: path.to_path_buf(),
             reason,
@@ -37,7 +40,9 @@ impl<'a> TraceDoc<'a> {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let (members, events) = (&mut de)
             .deserialize_map(MembersVisitor)
+            .and_then(|read| de.end().map(|()| read))
             .map_err(|e| bad(e.to_string()))?;
+        let events = events.ok_or_else(|| bad("no traceEvents list".to_string()))?;
         let base = members
             .iter()
             .find(|(k, _)| k == "baseTimeNanoseconds")
@@ -51,32 +56,27 @@ impl<'a> TraceDoc<'a> {
                 })
             })
             .transpose()?;
-        Ok(TraceDoc {
+        let doc = TraceDoc {
             members,
-            events,
             base_ns: base.unwrap_or_else(default_base_ns),
             cpu_base_ns: base.unwrap_or(0),
+            has_base: base.is_some(),
             path,
-        })
+        };
+        Ok((doc, events))
     }
 
-    /// The event at `index` of `traceEvents`, as JSON text.
-    pub fn event(&self, index: i64) -> Result<&'a str> {
-        usize::try_from(index)
-            .ok()
-            .and_then(|i| self.events.get(i))
-            .map(|raw| raw.get())
-            .ok_or_else(|| Error::Internal(format!("{}: no event {index}", self.path.display())))
+    /// The trace's own `baseTimeNanoseconds`, if it has one.
+    pub fn base(&self) -> Option<i64> {
+        self.has_base.then_some(self.base_ns)
     }
 
-    /// The events of `traceEvents` in `range` (of indices in trace order), as JSON text.
-    pub fn events_in(&self, range: std::ops::Range<usize>) -> impl Iterator<Item = &'a str> + '_ {
-        self.events[range].iter().map(|raw| raw.get())
-    }
-
-    /// How many events `traceEvents` has.
-    pub fn event_count(&self) -> usize {
-        self.events.len()
+    /// An error naming the trace's file.
+    pub fn bad(&self, reason: String) -> Error {
+        Error::BadCpuTrace {
+            file: self.path.to_path_buf(),
+            reason,
+        }
     }
 
     /// The top-level member `key`, as JSON text.
@@ -90,7 +90,7 @@ impl<'a> TraceDoc<'a> {
 
     /// The members before and after `traceEvents` (key, JSON text), with `traceName` set to
     /// `trace_name_json` in place, or appended when the trace has none (as Python's dict
-    /// assignment does). A trace without `traceEvents` gets it after its other members.
+    /// assignment does).
     pub fn members_around_events<'s>(
         &'s self,
         trace_name_json: &'s str,
@@ -114,10 +114,6 @@ impl<'a> TraceDoc<'a> {
                 head.push((key.as_str(), value));
             }
         }
-        if !seen_events {
-            // Python appends traceEvents after every existing key.
-            tail.append(&mut head);
-        }
         if !self.members.iter().any(|(k, _)| k == "traceName") {
             tail.push(("traceName", trace_name_json));
         }
@@ -126,10 +122,14 @@ impl<'a> TraceDoc<'a> {
 }
 
 /// The top-level members in one pass: `traceEvents` is split into its events as it is read
-/// (its member holds None).
+/// (its member holds None); None for the events of a trace without it. A second
+/// `traceEvents` is an error.
 struct MembersVisitor;
 
-type MembersAndEvents<'de> = (Vec<(String, Option<&'de RawValue>)>, Vec<&'de RawValue>);
+type MembersAndEvents<'de> = (
+    Vec<(String, Option<&'de RawValue>)>,
+    Option<Vec<&'de RawValue>>,
+);
 
 impl<'de> Visitor<'de> for MembersVisitor {
     type Value = MembersAndEvents<'de>;
@@ -140,10 +140,13 @@ impl<'de> Visitor<'de> for MembersVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
         let mut out: Vec<(String, Option<&'de RawValue>)> = Vec::new();
-        let mut events = Vec::new();
+        let mut events = None;
         while let Some(key) = map.next_key::<String>()? {
             let value = if key == "traceEvents" {
-                events = map.next_value::<Vec<&'de RawValue>>()?;
+                if events.is_some() {
+                    return Err(serde::de::Error::duplicate_field("traceEvents"));
+                }
+                events = Some(map.next_value::<Vec<&'de RawValue>>()?);
                 None
             } else {
                 Some(map.next_value::<&'de RawValue>()?)
@@ -182,18 +185,18 @@ mod tests {
     #[test]
     fn members_keep_their_places_and_trace_name_is_set() {
         let text = br#"{"a":1,"traceName":"x","traceEvents":[{"ph":"M"}],"z":[2]}"#;
-        let doc = TraceDoc::parse(text, Path::new("t.json")).unwrap();
+        let (doc, events) = TraceDoc::parse(text, Path::new("t.json")).unwrap();
         let (head, tail) = doc.members_around_events("\"n\"");
         assert_eq!(head, vec![("a", "1"), ("traceName", "\"n\"")]);
         assert_eq!(tail, vec![("z", "[2]")]);
-        assert_eq!(doc.event(0).unwrap(), r#"{"ph":"M"}"#);
+        assert_eq!(events[0].get(), r#"{"ph":"M"}"#);
         assert_eq!(doc.cpu_base_ns, 0);
     }
 
     #[test]
     fn a_trace_name_is_appended_when_absent() {
         let text = br#"{"baseTimeNanoseconds":17,"traceEvents":[]}"#;
-        let doc = TraceDoc::parse(text, Path::new("t.json")).unwrap();
+        let (doc, _) = TraceDoc::parse(text, Path::new("t.json")).unwrap();
         let (head, tail) = doc.members_around_events("\"n\"");
         assert_eq!(head, vec![("baseTimeNanoseconds", "17")]);
         assert_eq!(tail, vec![("traceName", "\"n\"")]);
