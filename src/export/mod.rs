@@ -25,13 +25,12 @@ use datafusion::prelude::SessionContext;
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use trace_doc::TraceDoc;
-pub use udf::{annotation_members, python_dumps, text_members};
 
 use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::chrome::{document_head, document_tail, write_str, Span};
+use crate::sink::chrome::{Frame, Span};
 use crate::sql::EXPORT;
 use crate::window::Window;
 use crate::Result;
@@ -160,11 +159,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         .trace_name
         .clone()
         .unwrap_or_else(|| config.output.display().to_string());
-    let mut name_json = Vec::new();
-    write_str(&mut name_json, &trace_name);
-    let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
-    let (head, tail) = doc.members_around_events(&name_json);
-    let (head, tail) = (document_head(&head), document_tail(&tail));
+    let frame = Frame::new(doc.members(), &trace_name);
     drop(doc);
     drop(text);
     crate::memory::return_free_memory();
@@ -184,7 +179,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     started.report("encode");
 
     let mut file = AtomicFile::create(&config.output)?;
-    sink.join(file.file(), &head, segments, &tail, &config.output)?;
+    sink.join(file.file(), &frame, segments, &config.output)?;
     file.commit()?;
     started.report("join");
     Ok(ExportSummary { events })

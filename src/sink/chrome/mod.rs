@@ -1,12 +1,22 @@
-//! Stage `sink`: the Chrome trace JSON writer. It frames the document (the CPU trace's
-//! top-level members around one `traceEvents` list) and encodes events straight from Arrow
-//! arrays; what the events are is decided upstream, in `sql/export/`.
+//! Stage `sink`: the Chrome trace JSON writer. It owns the document: the frame (the CPU
+//! trace's top-level members around one `traceEvents` list, `traceName`: [`Frame`]) and the
+//! events, encoded straight from Arrow arrays; what the events are is decided upstream, in
+//! `sql/export/`, which hands the writer plain typed values.
 //!
-//! A batch's column names are the JSON keys of its events:
+//! A batch's column names are the JSON keys of its events, and say how a value is written:
 //! - `k`: a top-level member; `args.k`: a member of the event's `args` object;
-//! - a `::json` suffix: the value is JSON text, written verbatim;
-//! - `args.*...`: JSON object members (text without braces) spliced into `args`;
-//! - NULL leaves the member out; `args` is written when any of its columns is non-null.
+//! - integers, floats, booleans and strings as JSON values;
+//! - a `[i]` suffix: item `i` of a JSON list, the items' columns side by side from `[0]`
+//!   (`"args.grid[0]"`, `"args.grid[1]"`, `"args.grid[2]"`); a NULL item leaves its place
+//!   empty, as the reference's string `concat` does, and a list of NULLs is left out;
+//! - a `::enum` suffix: a text column of an enumeration's names (written as strings) where a
+//!   value without a name comes as its decimal number (written as a number), e.g. a copy
+//!   kind `HtoD`, or `12`;
+//! - `args.*annotation`: an op's annotation cell (the JSON text of the producer's value) and
+//!   `args.*metadata`: a text read as a Python `str`, both spread into `args` as the
+//!   reference's `_annotation_to_args` does ([`args`]): an object's members, else one
+//!   `annotation` member; `'{}' AS "args.*metadata"` gives an event an empty `args`;
+//! - NULL leaves the member out; `args` is written when any of its columns has a member.
 //!
 //! Numbers are written as Python's `json` writes them (the reference is Python): integers
 //! as integers, floats as their shortest round-trip repr (`5000004.5`, `1.0`, `1e-05`).
@@ -15,7 +25,12 @@
 //! `Trace` category ([`ChromeWriter::span`]): the profiler span the document ends with
 //! covers them, and measuring it here spares a second pass over every plan.
 
+pub mod args;
+mod frame;
+
 use std::io::Write;
+
+use std::collections::HashMap;
 
 use datafusion::arrow::array::{
     Array, AsArray, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
@@ -29,12 +44,14 @@ use crate::Result;
 
 use super::json_text::write_int;
 pub use super::json_text::{write_py_float, write_str};
+pub use frame::Frame;
 
 const FLUSH_AT: usize = 1 << 20;
 
 /// A streaming Chrome trace writer: `try_new` writes the document's head up to the opening
 /// of `traceEvents`, events follow (raw JSON text or Arrow batches), `finish` writes the
-/// rest of the document.
+/// rest of the document. [`ChromeWriter::segment`] writes a stretch of events alone, for a
+/// document joined from stretches encoded apart ([`Frame`]).
 pub struct ChromeWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
@@ -90,10 +107,10 @@ impl Span {
 }
 
 impl<W: Write> ChromeWriter<W> {
-    /// Start a document whose members before `traceEvents` are `head`: (key, JSON text).
-    pub fn try_new(out: W, head: &[(&str, &str)]) -> Result<Self> {
+    /// Start a document framed by `frame`.
+    pub fn try_new(out: W, frame: &Frame) -> Result<Self> {
         let mut w = Self::segment(out);
-        w.buf.extend_from_slice(&document_head(head));
+        w.buf.extend_from_slice(frame.head());
         Ok(w)
     }
 
@@ -143,23 +160,48 @@ impl<W: Write> ChromeWriter<W> {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
         let mut top: Vec<(Key, Column<'_>)> = Vec::new();
-        let mut args: Vec<(Member, Column<'_>)> = Vec::new();
+        let mut args: Vec<Member<'_>> = Vec::new();
         let mut args_at = None;
         for (field, array) in schema.fields().iter().zip(batch.columns()) {
             let name = field.name().as_str();
-            let (name, raw) = match name.strip_suffix("::json") {
+            let (name, named) = match name.strip_suffix("::enum") {
                 Some(n) => (n, true),
                 None => (name, false),
             };
-            let column = Column::new(array.as_ref(), raw, name)?;
+            let column = Column::new(array.as_ref(), named, name)?;
+            let (name, column) = match list_item(name) {
+                Some((list, item)) => {
+                    let last = match name.starts_with("args.") {
+                        true => args.last_mut().and_then(|m| match m {
+                            Member::Key(key, column) => Some((&key.name, column)),
+                            Member::Spread(_) => None,
+                        }),
+                        false => top.last_mut().map(|(key, column)| (&key.name, column)),
+                    };
+                    let key = list.strip_prefix("args.").unwrap_or(list);
+                    match last {
+                        Some((k, Column::Items(items))) if k == key && items.len() == item => {
+                            items.push(column);
+                            continue;
+                        }
+                        _ if item == 0 => (list, Column::Items(vec![column])),
+                        _ => {
+                            return Err(Error::Internal(format!(
+                                "chrome sink: column `{name}` does not follow item {} of `{list}`",
+                                item - 1
+                            )))
+                        }
+                    }
+                }
+                None => (name, column),
+            };
             match name.strip_prefix("args.") {
                 Some(key) => {
                     args_at.get_or_insert(top.len());
-                    let member = match key.strip_prefix('*') {
-                        Some(_) => Member::Splice,
-                        None => Member::Key(Key::new(key)),
-                    };
-                    args.push((member, column));
+                    args.push(match key.strip_prefix('*') {
+                        Some(kind) => Member::Spread(Spread::new(&column, batch.num_rows(), kind, name)?),
+                        None => Member::Key(Key::new(key), column),
+                    });
                 }
                 None => top.push((Key::new(name), column)),
             }
@@ -195,16 +237,16 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
-    /// Close `traceEvents`, write the members after it (`tail`: key, JSON text) and flush.
-    /// Returns the underlying writer.
-    pub fn finish(mut self, tail: &[(&str, &str)]) -> Result<W> {
-        self.buf.extend_from_slice(&document_tail(tail));
+    /// Close `traceEvents`, write the rest of `frame` and flush. Returns the underlying
+    /// writer.
+    pub fn finish(mut self, frame: &Frame) -> Result<W> {
+        self.buf.extend_from_slice(frame.tail());
         self.finish_segment()
     }
 
     fn separator(&mut self) {
         if self.events > 0 {
-            self.buf.push(b',');
+            self.buf.extend_from_slice(Frame::SEPARATOR);
         }
         self.events += 1;
     }
@@ -221,33 +263,6 @@ impl<W: Write> ChromeWriter<W> {
         self.buf.clear();
         Ok(())
     }
-}
-
-/// The document up to the opening of `traceEvents`: `{`, the `head` members (key, JSON
-/// text), `"traceEvents":[`.
-pub fn document_head(head: &[(&str, &str)]) -> Vec<u8> {
-    let mut buf = vec![b'{'];
-    for (key, value) in head {
-        write_str(&mut buf, key);
-        buf.push(b':');
-        buf.extend_from_slice(value.as_bytes());
-        buf.push(b',');
-    }
-    buf.extend_from_slice(b"\"traceEvents\":[");
-    buf
-}
-
-/// The document after the last event: `]`, the `tail` members, `}`.
-pub fn document_tail(tail: &[(&str, &str)]) -> Vec<u8> {
-    let mut buf = vec![b']'];
-    for (key, value) in tail {
-        buf.push(b',');
-        write_str(&mut buf, key);
-        buf.push(b':');
-        buf.extend_from_slice(value.as_bytes());
-    }
-    buf.push(b'}');
-    buf
 }
 
 fn io_error(e: std::io::Error) -> Error {
@@ -293,9 +308,87 @@ impl Number<'_, '_> {
     }
 }
 
-enum Member {
-    Key(Key),
-    Splice,
+/// A column name's list and item: `k[2]` is item 2 of list `k`.
+fn list_item(name: &str) -> Option<(&str, usize)> {
+    let (list, item) = name.strip_suffix(']')?.rsplit_once('[')?;
+    Some((list, item.parse().ok()?))
+}
+
+/// A member of `args`: a keyed column, or a column spread into members.
+enum Member<'a> {
+    Key(Key, Column<'a>),
+    Spread(Spread),
+}
+
+/// A spread column's members for each row of a batch: JSON text without braces, decoded
+/// once per distinct cell (annotations repeat: one per graph node, every replay).
+struct Spread {
+    /// the distinct cells' members, trimmed (possibly empty)
+    members: Vec<String>,
+    /// each row's index into `members`; [`Spread::NONE`] for none (a NULL cell, `null`)
+    at: Vec<u32>,
+}
+
+impl Spread {
+    const NONE: u32 = u32::MAX;
+
+    /// The `rows` of `column` (named `name`) spread as `kind` says: `annotation` or
+    /// `metadata`.
+    fn new(column: &Column<'_>, rows: usize, kind: &str, name: &str) -> Result<Spread> {
+        let decode: fn(&str) -> Option<String> = match kind {
+            "annotation" => args::annotation_members,
+            "metadata" => args::text_members,
+            _ => {
+                return Err(Error::Internal(format!(
+                    "chrome sink: column `{name}` spreads `{kind}`; expected `args.*annotation` \
+                     or `args.*metadata`"
+                )))
+            }
+        };
+        if !matches!(column, Column::Str(..) | Column::Null) {
+            return Err(Error::Internal(format!(
+                "chrome sink: column `{name}` is spread, so it must be text"
+            )));
+        }
+        let mut spread = Spread {
+            members: Vec::new(),
+            at: Vec::with_capacity(rows),
+        };
+        let mut seen: HashMap<&str, u32> = HashMap::new();
+        for row in 0..rows {
+            if column.is_null(row) {
+                spread.at.push(Self::NONE);
+                continue;
+            }
+            let text = column.text(row);
+            let at = *seen.entry(text).or_insert_with(|| match decode(text) {
+                Some(members) => {
+                    spread.members.push(members.trim().to_string());
+                    (spread.members.len() - 1) as u32
+                }
+                None => Self::NONE,
+            });
+            spread.at.push(at);
+        }
+        Ok(spread)
+    }
+
+    /// The row's members, None for none.
+    fn members(&self, row: usize) -> Option<&str> {
+        match self.at[row] {
+            Self::NONE => None,
+            i => Some(&self.members[i as usize]),
+        }
+    }
+}
+
+impl Member<'_> {
+    fn is_null(&self, row: usize) -> bool {
+        match self {
+            Member::Key(_, column) => column.is_null(row),
+            Member::Spread(spread) => spread.at[row] == Spread::NONE,
+        }
+    }
 }
 
 /// A member's key, with its JSON text (`"key":`) encoded once per batch.
@@ -328,27 +421,29 @@ impl Key {
 fn write_args(
     buf: &mut Vec<u8>,
     args_key: &Key,
-    args: &[(Member, Column<'_>)],
+    args: &[Member<'_>],
     row: usize,
     first: &mut bool,
 ) {
-    if args.iter().all(|(_, c)| c.is_null(row)) {
+    if args.iter().all(|m| m.is_null(row)) {
         return;
     }
     args_key.write(buf, first);
     buf.push(b'{');
     let mut first_arg = true;
-    for (member, column) in args {
-        if column.is_null(row) {
-            continue;
-        }
+    for member in args {
         match member {
-            Member::Key(key) => {
+            Member::Key(key, column) => {
+                if column.is_null(row) {
+                    continue;
+                }
                 key.write(buf, &mut first_arg);
                 column.write(buf, row);
             }
-            Member::Splice => {
-                let text = column.text(row).trim();
+            Member::Spread(spread) => {
+                let Some(text) = spread.members(row) else {
+                    continue;
+                };
                 if !text.is_empty() {
                     if !first_arg {
                         buf.push(b',');
@@ -369,7 +464,10 @@ enum Column<'a> {
     U64(&'a UInt64Array),
     F64(&'a Float64Array),
     Bool(&'a BooleanArray),
+    /// text; `true`: an enumeration's names, or numbers (`::enum`)
     Str(Text<'a>, bool),
+    /// a list: its items' columns
+    Items(Vec<Column<'a>>),
     Null,
 }
 
@@ -380,16 +478,16 @@ enum Text<'a> {
 }
 
 impl<'a> Column<'a> {
-    fn new(array: &'a dyn Array, raw: bool, name: &str) -> Result<Self> {
+    fn new(array: &'a dyn Array, named: bool, name: &str) -> Result<Self> {
         Ok(match array.data_type() {
             DataType::Int64 => Column::I64(array.as_primitive::<Int64Type>()),
             DataType::Int32 => Column::I32(array.as_primitive::<Int32Type>()),
             DataType::UInt64 => Column::U64(array.as_primitive::<UInt64Type>()),
             DataType::Float64 => Column::F64(array.as_primitive::<Float64Type>()),
             DataType::Boolean => Column::Bool(array.as_boolean()),
-            DataType::Utf8 => Column::Str(Text::Utf8(array.as_string::<i32>()), raw),
-            DataType::LargeUtf8 => Column::Str(Text::Large(array.as_string::<i64>()), raw),
-            DataType::Utf8View => Column::Str(Text::View(array.as_string_view()), raw),
+            DataType::Utf8 => Column::Str(Text::Utf8(array.as_string::<i32>()), named),
+            DataType::LargeUtf8 => Column::Str(Text::Large(array.as_string::<i64>()), named),
+            DataType::Utf8View => Column::Str(Text::View(array.as_string_view()), named),
             DataType::Null => Column::Null,
             other => {
                 return Err(Error::Internal(format!(
@@ -409,6 +507,7 @@ impl<'a> Column<'a> {
             Column::Str(Text::Utf8(a), _) => a.is_null(row),
             Column::Str(Text::Large(a), _) => a.is_null(row),
             Column::Str(Text::View(a), _) => a.is_null(row),
+            Column::Items(items) => items.iter().all(|c| c.is_null(row)),
             Column::Null => true,
         }
     }
@@ -431,7 +530,7 @@ impl<'a> Column<'a> {
             Column::F64(a) => a.value(row),
             Column::Bool(a) => f64::from(u8::from(a.value(row))),
             Column::Str(..) => self.text(row).trim().parse().unwrap_or(0.0),
-            Column::Null => 0.0,
+            Column::Items(_) | Column::Null => 0.0,
         }
     }
 
@@ -445,8 +544,25 @@ impl<'a> Column<'a> {
             },
             Column::F64(a) => write_py_float(buf, a.value(row)),
             Column::Bool(a) => buf.extend_from_slice(if a.value(row) { b"true" } else { b"false" }),
-            Column::Str(_, true) => buf.extend_from_slice(self.text(row).as_bytes()),
+            Column::Str(_, true) => {
+                let text = self.text(row);
+                let digits = text.strip_prefix('-').unwrap_or(text);
+                if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                    buf.extend_from_slice(text.as_bytes());
+                } else {
+                    write_str(buf, text);
+                }
+            }
             Column::Str(_, false) => write_str(buf, self.text(row)),
+            Column::Items(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    buf.push(if i == 0 { b'[' } else { b',' });
+                    if !item.is_null(row) {
+                        item.write(buf, row);
+                    }
+                }
+                buf.push(b']');
+            }
             Column::Null => buf.extend_from_slice(b"null"),
         }
     }
@@ -455,6 +571,68 @@ impl<'a> Column<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The events `batch` encodes to, as text.
+    fn events_of(batch: &RecordBatch) -> String {
+        let mut w = ChromeWriter::segment(Vec::new());
+        w.write(batch).unwrap();
+        String::from_utf8(w.finish_segment().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn lists_enums_and_spreads_are_encoded_by_the_sink() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::ArrayRef;
+
+        let x: ArrayRef = Arc::new(Int64Array::from(vec![Some(128), None, None]));
+        let y: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(2), None]));
+        let z: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(i64::MAX), None]));
+        let kind: ArrayRef = Arc::new(StringArray::from(vec![Some("HtoD"), Some("12"), None]));
+        let annotation: ArrayRef = Arc::new(StringArray::from(vec![
+            Some(r#"{"stage": "fwd"}"#),
+            Some("null"),
+            Some(r#""a \"b\"""#),
+        ]));
+        let metadata: ArrayRef = Arc::new(StringArray::from(vec![Some("{}"), None, None]));
+        let batch = RecordBatch::try_from_iter([
+            ("args.grid[0]", x),
+            ("args.grid[1]", y),
+            ("args.grid[2]", z),
+            ("args.copy kind::enum", kind),
+            ("args.*annotation", annotation),
+            ("args.*metadata", metadata),
+        ])
+        .unwrap();
+        assert_eq!(
+            events_of(&batch),
+            concat!(
+                r#"{"args":{"grid":[128,1,1],"copy kind":"HtoD","stage": "fwd"}},"#,
+                r#"{"args":{"grid":[,2,9223372036854775807],"copy kind":12}},"#,
+                r#"{"args":{"annotation":"a \"b\""}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn an_empty_spread_writes_empty_args_and_odd_names_are_refused() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::ArrayRef;
+
+        let name: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        let metadata: ArrayRef = Arc::new(StringArray::from(vec![Some("{}"), None]));
+        let batch =
+            RecordBatch::try_from_iter([("name", name), ("args.*metadata", metadata)]).unwrap();
+        assert_eq!(events_of(&batch), r#"{"name":"a","args":{}},{"name":"b"}"#);
+        let odd: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        for name in ["args.*other", "args.grid[1]"] {
+            let batch = RecordBatch::try_from_iter([(name, odd.clone())]).unwrap();
+            let mut w = ChromeWriter::segment(Vec::new());
+            let err = w.write(&batch).unwrap_err().to_string();
+            assert!(err.contains(name), "{err}");
+        }
+    }
 
     #[test]
     fn the_span_covers_duration_events_outside_the_trace_category() {
@@ -481,7 +659,8 @@ mod tests {
         let batch =
             RecordBatch::try_from_iter([("ph", ph), ("cat", cat), ("ts", ts), ("dur", dur)])
                 .unwrap();
-        let mut w = ChromeWriter::try_new(Vec::new(), &[]).unwrap();
+        let frame = Frame::new([("traceEvents", None)], "t");
+        let mut w = ChromeWriter::try_new(Vec::new(), &frame).unwrap();
         assert_eq!(w.span(), None);
         w.write(&batch).unwrap();
         // the Trace span and the instant are skipped; a negative or absent dur counts as 0
