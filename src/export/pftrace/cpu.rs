@@ -7,10 +7,10 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::slices::{Annotations, Names, SliceRow};
+use super::slices::{Annotations, SliceRow};
 use super::tracks::{py_str, Id, Tracks};
 use crate::export::TraceDoc;
-use crate::sink::perfetto::Interned;
+use crate::sink::perfetto::{Interned, Names};
 
 /// Categories that are not CPU slices: the profiler's own, and what the window draws.
 const NON_CPU_CATS: &[&str] = &[

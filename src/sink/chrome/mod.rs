@@ -199,7 +199,9 @@ impl<W: Write> ChromeWriter<W> {
                 Some(key) => {
                     args_at.get_or_insert(top.len());
                     args.push(match key.strip_prefix('*') {
-                        Some(kind) => Member::Spread(Spread::new(&column, batch.num_rows(), kind, name)?),
+                        Some(kind) => {
+                            Member::Spread(Spread::new(&column, batch.num_rows(), kind, name)?)
+                        }
                         None => Member::Key(Key::new(key), column),
                     });
                 }
