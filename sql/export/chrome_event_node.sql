@@ -25,7 +25,7 @@ SELECT
   CASE WHEN g.graph_id <> 0 THEN g.graph_id END AS "args.graph id",
   CASE WHEN g.graph_node_id <> 0 THEN g.graph_node_id & 4294967295 END AS "args.graph node id",
   -- annotation spread into args
-  chrome_annotation_args(g.annotation) AS "args.*annotation",
+  g.annotation AS "args.*annotation",
   -- the recorded cudaEvent handle, hex
   chrome_hex(r.cuda_event) AS "args.cuda event",
   -- the CUDA stream of a moved op

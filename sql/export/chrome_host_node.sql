@@ -29,7 +29,7 @@ SELECT
   CASE WHEN h.graph_id <> 0 THEN h.graph_id END AS "args.graph id",
   CASE WHEN h.graph_node_id <> 0 THEN h.graph_node_id & 4294967295 END AS "args.graph node id",
   -- annotation spread into args
-  chrome_annotation_args(h.annotation) AS "args.*annotation",
+  h.annotation AS "args.*annotation",
   -- callback name and address (hex), when known
   CASE WHEN h.host_fn <> '' THEN h.host_fn END AS "args.host fn",
   CASE WHEN h.host_fn_addr > 0 THEN chrome_hex(CAST(h.host_fn_addr AS BIGINT UNSIGNED))

@@ -1,9 +1,9 @@
 -- @export chrome section=events order=1
 -- chrome_kernel: one Chrome `X` event per kernel, with the reference's args. Column names
 -- are the JSON keys the sink writes (`args.k` inside "args"; a NULL leaves the key out;
--- `::json` marks JSON text written verbatim; `args.*` columns hold object members spread
--- into args). A graphed kernel moved to a resolver lane is drawn there and keeps its stream
--- as original_stream.
+-- `args.*annotation` / `args.*metadata` are spread into args; the sink's conventions are
+-- in src/sink/chrome/mod.rs). A graphed kernel moved to a resolver lane is drawn there and
+-- keeps its stream as original_stream.
 CREATE OR REPLACE VIEW chrome_kernel AS
 SELECT
   -- event phase and category
@@ -26,8 +26,12 @@ SELECT
         AND k.logical_lane <> k.stream_id THEN k.logical_lane ELSE k.stream_id END AS "args.stream",
   k.correlation_id AS "args.correlation",
   -- launch geometry as [x, y, z]
-  chrome_dim3(k.grid_x, k.grid_y, k.grid_z) AS "args.grid::json",
-  chrome_dim3(k.block_x, k.block_y, k.block_z) AS "args.block::json",
+  k.grid_x AS "args.grid[0]",
+  k.grid_y AS "args.grid[1]",
+  k.grid_z AS "args.grid[2]",
+  k.block_x AS "args.block[0]",
+  k.block_y AS "args.block[1]",
+  k.block_z AS "args.block[2]",
   k.registers_per_thread AS "args.registers per thread",
   -- static + dynamic shared memory, bytes
   k.static_shared_memory + k.dynamic_shared_memory AS "args.shared memory",
@@ -40,8 +44,8 @@ SELECT
   -- lower 32 bits of the graph node id, when graphed
   CASE WHEN k.graph_node_id <> 0 THEN k.graph_node_id & 4294967295 END AS "args.graph node id",
   -- the annotation and the metadata blob, spread into args
-  chrome_annotation_args(k.annotation) AS "args.*annotation",
-  chrome_metadata_args(k.metadata) AS "args.*metadata",
+  k.annotation AS "args.*annotation",
+  k.metadata AS "args.*metadata",
   -- the CUDA stream of a moved op
   CASE WHEN k.graph_node_id <> 0 AND k.logical_lane IS NOT NULL
         AND k.logical_lane <> k.stream_id THEN k.stream_id END AS "args.original_stream"

@@ -23,15 +23,15 @@ SELECT
   m.correlation_id AS "args.correlation",
   -- bytes copied
   m.bytes AS "args.bytes",
-  -- copy direction and memory kinds, named
-  CASE m.copy_kind WHEN 1 THEN '"HtoD"' WHEN 2 THEN '"DtoH"' WHEN 3 THEN '"HtoA"'
-    WHEN 4 THEN '"AtoH"' WHEN 5 THEN '"AtoA"' WHEN 6 THEN '"AtoD"' WHEN 7 THEN '"DtoA"'
-    WHEN 8 THEN '"DtoD"' WHEN 10 THEN '"PtoP"' ELSE CAST(m.copy_kind AS VARCHAR)
-  END AS "args.copy kind::json",
-  CASE m.src_kind WHEN 0 THEN '"unknown"' WHEN 1 THEN '"pageable"' WHEN 2 THEN '"pinned"' WHEN 3 THEN '"device"' WHEN 4 THEN '"array"' WHEN 5 THEN '"managed"' WHEN 6 THEN '"device_static"' WHEN 7 THEN '"managed_static"'
-    ELSE CAST(m.src_kind AS VARCHAR) END AS "args.src kind::json",
-  CASE m.dst_kind WHEN 0 THEN '"unknown"' WHEN 1 THEN '"pageable"' WHEN 2 THEN '"pinned"' WHEN 3 THEN '"device"' WHEN 4 THEN '"array"' WHEN 5 THEN '"managed"' WHEN 6 THEN '"device_static"' WHEN 7 THEN '"managed_static"'
-    ELSE CAST(m.dst_kind AS VARCHAR) END AS "args.dst kind::json",
+  -- copy direction and memory kinds, named (an unnamed kind as its number: `::enum`)
+  CASE m.copy_kind WHEN 1 THEN 'HtoD' WHEN 2 THEN 'DtoH' WHEN 3 THEN 'HtoA'
+    WHEN 4 THEN 'AtoH' WHEN 5 THEN 'AtoA' WHEN 6 THEN 'AtoD' WHEN 7 THEN 'DtoA'
+    WHEN 8 THEN 'DtoD' WHEN 10 THEN 'PtoP' ELSE CAST(m.copy_kind AS VARCHAR)
+  END AS "args.copy kind::enum",
+  CASE m.src_kind WHEN 0 THEN 'unknown' WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
+    ELSE CAST(m.src_kind AS VARCHAR) END AS "args.src kind::enum",
+  CASE m.dst_kind WHEN 0 THEN 'unknown' WHEN 1 THEN 'pageable' WHEN 2 THEN 'pinned' WHEN 3 THEN 'device' WHEN 4 THEN 'array' WHEN 5 THEN 'managed' WHEN 6 THEN 'device_static' WHEN 7 THEN 'managed_static'
+    ELSE CAST(m.dst_kind AS VARCHAR) END AS "args.dst kind::enum",
   m.flags AS "args.flags",
   m.channel AS "args.channel",
   m.channel_type AS "args.channel_type",
@@ -39,8 +39,8 @@ SELECT
   CASE WHEN m.graph_id <> 0 THEN m.graph_id END AS "args.graph id",
   CASE WHEN m.graph_node_id <> 0 THEN m.graph_node_id & 4294967295 END AS "args.graph node id",
   -- annotation and metadata spread into args
-  chrome_annotation_args(m.annotation) AS "args.*annotation",
-  chrome_metadata_args(m.metadata) AS "args.*metadata",
+  m.annotation AS "args.*annotation",
+  m.metadata AS "args.*metadata",
   -- the CUDA stream of a moved op
   CASE WHEN m.graph_node_id <> 0 AND m.logical_lane IS NOT NULL
         AND m.logical_lane <> m.stream_id THEN m.stream_id END AS "args.original_stream"

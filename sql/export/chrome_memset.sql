@@ -31,8 +31,8 @@ SELECT
   CASE WHEN m.graph_id <> 0 THEN m.graph_id END AS "args.graph id",
   CASE WHEN m.graph_node_id <> 0 THEN m.graph_node_id & 4294967295 END AS "args.graph node id",
   -- annotation and metadata spread into args
-  chrome_annotation_args(m.annotation) AS "args.*annotation",
-  chrome_metadata_args(m.metadata) AS "args.*metadata",
+  m.annotation AS "args.*annotation",
+  m.metadata AS "args.*metadata",
   -- the CUDA stream of a moved op
   CASE WHEN m.graph_node_id <> 0 AND m.logical_lane IS NOT NULL
         AND m.logical_lane <> m.stream_id THEN m.stream_id END AS "args.original_stream"

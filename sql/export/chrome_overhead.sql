@@ -14,8 +14,8 @@ SELECT
   -- start and duration, µs
   greatest(CAST(o.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   greatest(CAST(o.end_ns - o.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
-  -- empty args object
-  '' AS "args.*"
+  -- empty args object (an empty object spread into it)
+  '{}' AS "args.*metadata"
 -- (chrome_base first: the one-row side must be the cross join's build side, or the join
 -- emits one batch per overhead row)
 FROM chrome_base b

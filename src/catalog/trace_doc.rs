@@ -14,9 +14,6 @@ use crate::Result;
 /// trace without `baseTimeNanoseconds`).
 const TRIMONTH_SECONDS: u64 = 7_889_238;
 
-/// Top-level members of a trace document: (key, JSON text).
-pub type Members<'s> = Vec<(&'s str, &'s str)>;
-
 /// A parsed CPU trace, borrowing the decompressed bytes.
 pub struct TraceDoc<'a> {
     /// (key, JSON text); None for `traceEvents`, whose events are read apart
@@ -88,36 +85,10 @@ impl<'a> TraceDoc<'a> {
             .and_then(|(_, raw)| raw.map(RawValue::get))
     }
 
-    /// The members before and after `traceEvents` (key, JSON text), with `traceName` set to
-    /// `trace_name_json` in place, or appended when the trace has none (as Python's dict
-    /// assignment does).
-    pub fn members_around_events<'s>(
-        &'s self,
-        trace_name_json: &'s str,
-    ) -> (Members<'s>, Members<'s>) {
-        let mut head = Vec::new();
-        let mut tail = Vec::new();
-        let mut seen_events = false;
-        for (key, raw) in &self.members {
-            let Some(raw) = raw else {
-                seen_events = true;
-                continue;
-            };
-            let value = if key == "traceName" {
-                trace_name_json
-            } else {
-                raw.get()
-            };
-            if seen_events {
-                tail.push((key.as_str(), value));
-            } else {
-                head.push((key.as_str(), value));
-            }
-        }
-        if !self.members.iter().any(|(k, _)| k == "traceName") {
-            tail.push(("traceName", trace_name_json));
-        }
-        (head, tail)
+    /// The top-level members in order (key, JSON text), `traceEvents` (whose events
+    /// [`TraceDoc::parse`] returns) with None: what the document's frame is made of.
+    pub fn members(&self) -> impl Iterator<Item = (&str, Option<&'a str>)> + '_ {
+        (self.members.iter()).map(|(key, raw)| (key.as_str(), raw.map(RawValue::get)))
     }
 }
 
@@ -183,23 +154,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn members_keep_their_places_and_trace_name_is_set() {
+    fn members_keep_their_order_and_events_their_text() {
         let text = br#"{"a":1,"traceName":"x","traceEvents":[{"ph":"M"}],"z":[2]}"#;
         let (doc, events) = TraceDoc::parse(text, Path::new("t.json")).unwrap();
-        let (head, tail) = doc.members_around_events("\"n\"");
-        assert_eq!(head, vec![("a", "1"), ("traceName", "\"n\"")]);
-        assert_eq!(tail, vec![("z", "[2]")]);
+        let members: Vec<_> = doc.members().collect();
+        assert_eq!(
+            members,
+            [
+                ("a", Some("1")),
+                ("traceName", Some("\"x\"")),
+                ("traceEvents", None),
+                ("z", Some("[2]"))
+            ]
+        );
         assert_eq!(events[0].get(), r#"{"ph":"M"}"#);
         assert_eq!(doc.cpu_base_ns, 0);
     }
 
     #[test]
-    fn a_trace_name_is_appended_when_absent() {
+    fn the_base_time_is_read() {
         let text = br#"{"baseTimeNanoseconds":17,"traceEvents":[]}"#;
         let (doc, _) = TraceDoc::parse(text, Path::new("t.json")).unwrap();
-        let (head, tail) = doc.members_around_events("\"n\"");
-        assert_eq!(head, vec![("baseTimeNanoseconds", "17")]);
-        assert_eq!(tail, vec![("traceName", "\"n\"")]);
         assert_eq!((doc.base_ns, doc.cpu_base_ns), (17, 17));
     }
 }

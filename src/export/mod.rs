@@ -23,7 +23,6 @@ use datafusion::prelude::SessionContext;
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
-pub use udf::{annotation_members, python_dumps, text_members};
 
 use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
@@ -31,7 +30,7 @@ use self::session::{ExportSession, TraceBase};
 use crate::catalog::cpu_trace::read_cpu_trace;
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::chrome::{document_head, document_tail, write_str, Span};
+use crate::sink::chrome::{Frame, Span};
 use crate::window::Window;
 use crate::Result;
 
@@ -152,11 +151,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         .trace_name
         .clone()
         .unwrap_or_else(|| config.output.display().to_string());
-    let mut name_json = Vec::new();
-    write_str(&mut name_json, &trace_name);
-    let name_json = String::from_utf8(name_json).expect("JSON text is UTF-8");
-    let (head, tail) = doc.members_around_events(&name_json);
-    let (head, tail) = (document_head(&head), document_tail(&tail));
+    let frame = Frame::new(doc.members(), &trace_name);
     drop(doc);
     drop(text);
     crate::memory::return_free_memory();
@@ -183,7 +178,7 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     started.report("encode");
 
     let mut file = AtomicFile::create(&config.output)?;
-    sink.join(file.file(), &head, segments, &tail, &config.output)?;
+    sink.join(file.file(), &frame, segments, &config.output)?;
     file.commit()?;
     started.report("join");
     Ok(ExportSummary { events })

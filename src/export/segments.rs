@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::Error;
 use crate::file::gzip::{self, Checksum, Piece};
-use crate::sink::chrome::{ChromeWriter, Span};
+use crate::sink::chrome::{ChromeWriter, Frame, Span};
 use crate::Result;
 
 /// Where stretches are encoded: unnamed files in `dir` (they vanish when dropped, so an
@@ -80,24 +80,24 @@ impl SegmentSink {
         gzip::piece_of(bytes, Compression::fast())
     }
 
-    /// Write the document: `head` (up to `"traceEvents":[`), the non-empty `segments` in
-    /// order with a comma between two, `tail`; gzipped, as one member. Segments are copied
-    /// file to file, which the kernel does without passing the bytes through user space.
+    /// Write the document: the non-empty `segments` in order in `frame` (the sink's bytes:
+    /// its head, its separator between two segments, its tail); gzipped, as one member.
+    /// Segments are copied file to file, which the kernel does without passing the bytes
+    /// through user space.
     pub fn join(
         &self,
         out: &mut File,
-        head: &[u8],
+        frame: &Frame,
         segments: Vec<Segment>,
-        tail: &[u8],
         output: &std::path::Path,
     ) -> Result<()> {
         let io = |e| Error::io(output, e);
         if self.gzip {
             out.write_all(&gzip::HEADER).map_err(io)?;
         }
-        let (head, mut sum) = self.piece(head);
+        let (head, mut sum) = self.piece(frame.head());
         out.write_all(&head).map_err(io)?;
-        let (comma, comma_sum) = self.piece(b",");
+        let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
         let mut first = true;
         for mut segment in segments.into_iter().filter(|s| s.events > 0) {
             if !first {
@@ -109,7 +109,7 @@ impl SegmentSink {
             std::io::copy(&mut segment.file, out).map_err(io)?;
             sum.then(&segment.sum);
         }
-        let (tail, tail_sum) = self.piece(tail);
+        let (tail, tail_sum) = self.piece(frame.tail());
         out.write_all(&tail).map_err(io)?;
         if self.gzip {
             sum.then(&tail_sum);

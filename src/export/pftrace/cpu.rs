@@ -9,9 +9,9 @@ use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::slices::{Annotations, Names, SliceRow};
+use super::slices::{Annotations, SliceRow};
 use super::tracks::{py_str, Id, Tracks};
-use crate::sink::perfetto::Interned;
+use crate::sink::perfetto::{Interned, Names};
 
 /// An event's members as JSON text (a `null` is kept, as Some("null")), read without
 /// building values: most are plain strings and numbers.

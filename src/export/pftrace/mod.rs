@@ -107,7 +107,7 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     // Tracks and slices, group by group, in the reference's registration order; names and
     // categories interned as the slices are made (slices, then render-stage names).
     let mut tracks = Tracks::default();
-    let mut names = slices::Names::default();
+    let mut names = crate::sink::perfetto::Names::default();
     let mut interned = Interned::default();
     let mut groups: Vec<Vec<SliceRow>> = Vec::new();
     // The CPU slices are the first group written, and their names are interned as they are

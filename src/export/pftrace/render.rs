@@ -8,16 +8,15 @@ use datafusion::arrow::array::{Array, RecordBatch};
 use datafusion::physical_plan::SendableRecordBatchStream;
 use datafusion::prelude::SessionContext;
 use futures::StreamExt;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::columns::{int, ints, ordered_id_lists, text, texts};
-use super::slices::Names;
 use super::tracks::{Id, Tracks};
 use super::{collect, PftraceConfig};
 use crate::error::Error;
 use crate::export::session::ExportSession;
 use crate::sink::perfetto::{
-    self, CounterDescriptor, Interned, Packets, PftraceWriter, RenderStage,
+    self, CounterDescriptor, Interned, Names, Packets, PftraceWriter, RenderStage, StageSpread,
 };
 use crate::Result;
 
@@ -177,48 +176,6 @@ fn device_arch(device_properties: &str, device: i64) -> Option<String> {
     Some(format!("sm_{major}{minor}"))
 }
 
-/// The JSON members spread onto a render stage's extra_data: the graph annotation's members
-/// (a dict, or a list of dicts; a plain string is "annotation"), the metadata object's
-/// members, a host node's callback name and address. None when empty.
-fn spread_members(
-    annotation: Option<&str>,
-    metadata: Option<&str>,
-    host_fn: Option<&str>,
-    host_fn_addr: i64,
-) -> Option<Map<String, Value>> {
-    let mut merged = Map::new();
-    if let Some(Ok(value)) = annotation.map(serde_json::from_str::<Value>) {
-        let items = match value {
-            Value::Array(items) => items,
-            other => vec![other],
-        };
-        for item in items {
-            match item {
-                Value::Object(map) => merged.extend(map),
-                Value::String(s) => {
-                    merged.entry("annotation").or_insert(Value::String(s));
-                }
-                _ => {}
-            }
-        }
-    }
-    if let Some(Ok(Value::Object(map))) = metadata.map(serde_json::from_str::<Value>) {
-        merged.extend(map);
-    }
-    if let Some(f) = host_fn.filter(|f| !f.is_empty()) {
-        merged.insert("host fn".into(), Value::String(f.into()));
-    }
-    if host_fn_addr != 0 {
-        let hex = if host_fn_addr < 0 {
-            format!("-{:#x}", host_fn_addr.unsigned_abs())
-        } else {
-            format!("{host_fn_addr:#x}")
-        };
-        merged.insert("host fn addr".into(), Value::String(hex));
-    }
-    (!merged.is_empty()).then_some(merged)
-}
-
 /// pftrace_render's rows with their `_pftrace_render_extra` columns, in event_id order: the
 /// engine's merge join of the two on (stage_iid, ord), both already in that order. The
 /// start time is a key too (rows in (stage_iid, ord) order, a unique pair, are in key order
@@ -344,12 +301,6 @@ pub async fn write_render(
                     .map(|(k, a)| (*k, int(a, i)))
                     .filter(|(_, v)| *v != 0),
             );
-            let spread = spread_members(
-                text(&annotation, i),
-                text(&metadata, i),
-                text(&host_fn, i),
-                int(&host_fn_addr, i),
-            );
             let stage = RenderStage {
                 ts: int(&ts, i),
                 event_id: int(&event_id, i) as u64,
@@ -364,7 +315,12 @@ pub async fn write_render(
                 launch_args: &args,
                 numeric: &numeric,
                 constant: &constant,
-                spread: spread.as_ref(),
+                spread: StageSpread {
+                    annotation: text(&annotation, i),
+                    metadata: text(&metadata, i),
+                    host_fn: text(&host_fn, i),
+                    host_fn_addr: int(&host_fn_addr, i),
+                },
             };
             w.packet(|p| perfetto::render_stage(p, &stage))
                 .map_err(Error::Write)?;

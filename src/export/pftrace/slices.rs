@@ -5,7 +5,7 @@
 //! names and categories interned as they are made (a 10 M-event window has millions of
 //! slices: each holds numbers, never its own strings).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::prelude::SessionContext;
@@ -14,7 +14,7 @@ use futures::StreamExt;
 use super::collect;
 use super::columns::{self, int, ints, text, texts};
 use super::tracks::{Id, Tracks};
-use crate::sink::perfetto::{Interned, PacketBuffer, Packets, Slice};
+use crate::sink::perfetto::{Interned, Names, PacketBuffer, Packets, Slice};
 use crate::Result;
 
 /// One track-event slice.
@@ -87,36 +87,6 @@ impl Annotations {
     }
 }
 
-/// A map keyed by text, looked up once per slice: a fast hash.
-type TextMap = HashMap<String, u64, foldhash::fast::RandomState>;
-
-/// Interning of event names and categories (iids from 1, in first-use order).
-#[derive(Default)]
-pub(super) struct Names {
-    events: TextMap,
-    categories: TextMap,
-}
-
-impl Names {
-    pub fn event(&mut self, name: &str, table: &mut Vec<String>) -> u64 {
-        intern(&mut self.events, name, table)
-    }
-
-    pub fn category(&mut self, category: &str, table: &mut Vec<String>) -> u64 {
-        intern(&mut self.categories, category, table)
-    }
-}
-
-fn intern(iids: &mut TextMap, text: &str, table: &mut Vec<String>) -> u64 {
-    if let Some(iid) = iids.get(text) {
-        return *iid;
-    }
-    table.push(text.to_string());
-    let iid = table.len() as u64;
-    iids.insert(text.to_string(), iid);
-    iid
-}
-
 /// The runtime calls' slices, then the driver calls', each group in `pos` order (empty
 /// groups left out), and the process of the first call. The plan's rows are read as they
 /// come, unsorted (a sort would hold every call's row at once), and put in `pos` order
@@ -137,7 +107,7 @@ pub(super) async fn api_slices<'a>(
     let mut positions: [Vec<i64>; 2] = [Vec::new(), Vec::new()];
     let mut pairs: [Vec<(i64, i64)>; 2] = [Vec::new(), Vec::new()];
     let mut call_names: Vec<String> = Vec::new();
-    let mut call_name_index = TextMap::default();
+    let mut call_name_index = Names::default();
     while let Some(batch) = stream.next().await {
         let batch = batch?;
         let (cats, names_in) = (texts(&batch, "cat")?, texts(&batch, "name")?);
@@ -163,7 +133,7 @@ pub(super) async fn api_slices<'a>(
             positions[group].push(int(&pos, i));
             pairs[group].push((int(&pid, i), int(&tid, i)));
             let name = text(&names_in, i).unwrap_or_default();
-            let name_number = intern(&mut call_name_index, name, &mut call_names);
+            let name_number = call_name_index.event(name, &mut call_names);
             rows[group].push(SliceRow {
                 ts: int(&start, i),
                 end: int(&end, i),

@@ -18,8 +18,9 @@ use prost::Message;
 
 pub use packets::{
     clock_snapshot, counter_sample, interned, render_stage, slice_begin, slice_end,
-    track_descriptor, CounterDescriptor, Interned, RenderStage, Slice, Track,
+    track_descriptor, CounterDescriptor, Interned, Names, RenderStage, Slice, Track,
 };
+pub use spread::StageSpread;
 pub use wire::Wire;
 
 use crate::Result;

@@ -4,10 +4,10 @@
 //! counter samples) are written straight onto the wire, in the bytes prost would write for
 //! those structs (the tests decode them with prost and encode them again).
 
-use serde_json::{Map, Value};
+use std::collections::HashMap;
 
 use super::proto::*;
-use super::spread::{extra_data, json_annotations};
+use super::spread::{json_annotations, stage_extra_data, StageSpread};
 use super::wire::Wire;
 use super::SEQUENCE_ID;
 
@@ -66,6 +66,40 @@ impl Interned {
     }
 }
 
+/// A map keyed by text, looked up once per slice: a fast hash.
+type TextMap = HashMap<String, u64, foldhash::fast::RandomState>;
+
+/// Interning of event names and categories: each text's iid (from 1, in first-use order)
+/// in the table it is appended to (an [`Interned`] table, or one of a stretch of events
+/// interned apart and merged in order later).
+#[derive(Default)]
+pub struct Names {
+    events: TextMap,
+    categories: TextMap,
+}
+
+impl Names {
+    /// The iid of event name `name` in `table`, appended when new.
+    pub fn event(&mut self, name: &str, table: &mut Vec<String>) -> u64 {
+        intern(&mut self.events, name, table)
+    }
+
+    /// The iid of category `category` in `table`, appended when new.
+    pub fn category(&mut self, category: &str, table: &mut Vec<String>) -> u64 {
+        intern(&mut self.categories, category, table)
+    }
+}
+
+fn intern(iids: &mut TextMap, text: &str, table: &mut Vec<String>) -> u64 {
+    if let Some(iid) = iids.get(text) {
+        return *iid;
+    }
+    table.push(text.to_string());
+    let iid = table.len() as u64;
+    iids.insert(text.to_string(), iid);
+    iid
+}
+
 /// A track-event slice's BEGIN content.
 #[derive(Clone, Debug, Default)]
 pub struct Slice<'a> {
@@ -99,8 +133,8 @@ pub struct RenderStage<'a> {
     /// numeric extra_data already filtered (name, value)
     pub numeric: &'a [(&'a str, i64)],
     pub constant: &'a [(&'a str, &'a str)],
-    /// JSON members spread onto extra_data after the others
-    pub spread: Option<&'a Map<String, Value>>,
+    /// what is spread onto extra_data after the others
+    pub spread: StageSpread<'a>,
 }
 
 fn sequenced(ts: Option<i64>, flags: Option<u32>) -> TracePacket {
@@ -299,9 +333,7 @@ pub fn render_stage(p: &mut Wire, r: &RenderStage) {
                 e.bytes(2, v.as_bytes());
             });
         }
-        if let Some(map) = r.spread {
-            extra_data(map, g);
-        }
+        stage_extra_data(&r.spread, g);
         g.int(11, i64::from(r.gpu_id as i32));
         g.uint(13, r.hw_queue_iid);
         g.uint(14, r.stage_iid);
@@ -445,8 +477,6 @@ mod tests {
 
     #[test]
     fn a_kernel_stage_carries_its_launch_waits_and_extra_data() {
-        let spread: serde_json::Map<String, Value> =
-            serde_json::from_str(r#"{"host fn": "cb", "n": 3}"#).unwrap();
         let stage = RenderStage {
             ts: 100,
             event_id: 9,
@@ -461,7 +491,11 @@ mod tests {
             launch_args: &[(1, 32), (2, 0), (3, 512)],
             numeric: &[("device id", 1), ("correlation", -5)],
             constant: &[("arch", "sm_90")],
-            spread: Some(&spread),
+            spread: StageSpread {
+                metadata: Some(r#"{"n": 3}"#),
+                host_fn: Some("cb"),
+                ..Default::default()
+            },
         };
         let packet = decoded(|p| render_stage(p, &stage));
         let extra = |n: &str, v: &str| ExtraData {

@@ -1,7 +1,7 @@
 //! The native encoder's JSON spread: a blob of JSON text becomes TrackEvent debug
-//! annotations, a JSON object render-stage extra_data. Keys come out sorted (the reference
-//! parses with a map-backed JSON library; serde_json's map is a BTreeMap, the same byte
-//! order).
+//! annotations; a render stage's annotation, metadata and host callback become its
+//! extra_data ([`StageSpread`]). Keys come out sorted (the reference parses with a
+//! map-backed JSON library; serde_json's map is a BTreeMap, the same byte order).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -96,9 +96,67 @@ fn annotation(name: Option<&str>, v: &Value, a: &mut Wire) {
     }
 }
 
+/// What a render stage spreads onto its extra_data, as the window holds it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct StageSpread<'a> {
+    /// the op's annotation cell: JSON text of a dict, a list of dicts, or a string
+    pub annotation: Option<&'a str>,
+    /// the op's metadata: JSON text of a dict
+    pub metadata: Option<&'a str>,
+    /// a host node's callback name
+    pub host_fn: Option<&'a str>,
+    /// a host node's callback address (0: none)
+    pub host_fn_addr: i64,
+}
+
+/// GpuRenderStageEvent.extra_data (field 6) for `spread`: the annotation's members (a
+/// dict, or a list of dicts; a plain string is "annotation"), the metadata object's
+/// members, the callback's name and address (hex), one entry per key.
+pub fn stage_extra_data(spread: &StageSpread<'_>, stage: &mut Wire) {
+    if let Some(map) = spread_members(spread) {
+        extra_data(&map, stage);
+    }
+}
+
+/// The members [`stage_extra_data`] writes; None when empty.
+fn spread_members(spread: &StageSpread<'_>) -> Option<Map<String, Value>> {
+    let mut merged = Map::new();
+    if let Some(Ok(value)) = spread.annotation.map(serde_json::from_str::<Value>) {
+        let items = match value {
+            Value::Array(items) => items,
+            other => vec![other],
+        };
+        for item in items {
+            match item {
+                Value::Object(map) => merged.extend(map),
+                Value::String(s) => {
+                    merged.entry("annotation").or_insert(Value::String(s));
+                }
+                _ => {}
+            }
+        }
+    }
+    if let Some(Ok(Value::Object(map))) = spread.metadata.map(serde_json::from_str::<Value>) {
+        merged.extend(map);
+    }
+    if let Some(f) = spread.host_fn.filter(|f| !f.is_empty()) {
+        merged.insert("host fn".into(), Value::String(f.into()));
+    }
+    let addr = spread.host_fn_addr;
+    if addr != 0 {
+        let hex = if addr < 0 {
+            format!("-{:#x}", addr.unsigned_abs())
+        } else {
+            format!("{addr:#x}")
+        };
+        merged.insert("host fn addr".into(), Value::String(hex));
+    }
+    (!merged.is_empty()).then_some(merged)
+}
+
 /// GpuRenderStageEvent.extra_data (field 6) for a JSON object: one entry per key, strings
 /// raw, anything else as compact JSON.
-pub fn extra_data(map: &Map<String, Value>, stage: &mut Wire) {
+fn extra_data(map: &Map<String, Value>, stage: &mut Wire) {
     let mut text = Vec::new();
     for (k, v) in map {
         stage.message(6, |e| {

@@ -1,12 +1,22 @@
-//! Stage `sink`: the Chrome trace JSON writer. It frames the document (the CPU trace's
-//! top-level members around one `traceEvents` list) and encodes events straight from Arrow
-//! arrays; what the events are is decided upstream, in `sql/export/`.
+//! Stage `sink`: the Chrome trace JSON writer. It owns the document: the frame (the CPU
+//! trace's top-level members around one `traceEvents` list, `traceName`: [`Frame`]) and the
+//! events, encoded straight from Arrow arrays; what the events are is decided upstream, in
+//! `sql/export/`, which hands the writer plain typed values.
 //!
-//! A batch's column names are the JSON keys of its events:
+//! A batch's column names are the JSON keys of its events, and say how a value is written:
 //! - `k`: a top-level member; `args.k`: a member of the event's `args` object;
-//! - a `::json` suffix: the value is JSON text, written verbatim;
-//! - `args.*...`: JSON object members (text without braces) spliced into `args`;
-//! - NULL leaves the member out; `args` is written when any of its columns is non-null.
+//! - integers, floats, booleans and strings as JSON values;
+//! - a `[i]` suffix: item `i` of a JSON list, the items' columns side by side from `[0]`
+//!   (`"args.grid[0]"`, `"args.grid[1]"`, `"args.grid[2]"`); a NULL item leaves its place
+//!   empty, as the reference's string `concat` does, and a list of NULLs is left out;
+//! - a `::enum` suffix: a text column of an enumeration's names (written as strings) where a
+//!   value without a name comes as its decimal number (written as a number), e.g. a copy
+//!   kind `HtoD`, or `12`;
+//! - `args.*annotation`: an op's annotation cell (the JSON text of the producer's value) and
+//!   `args.*metadata`: a text read as a Python `str`, both spread into `args` as the
+//!   reference's `_annotation_to_args` does ([`args`]): an object's members, else one
+//!   `annotation` member; `'{}' AS "args.*metadata"` gives an event an empty `args`;
+//! - NULL leaves the member out; `args` is written when any of its columns has a member.
 //!
 //! Numbers are written as Python's `json` writes them (the reference is Python): integers
 //! as integers, floats as their shortest round-trip repr (`5000004.5`, `1.0`, `1e-05`).
@@ -15,26 +25,27 @@
 //! `Trace` category ([`ChromeWriter::span`]): the profiler span the document ends with
 //! covers them, and measuring it here spares a second pass over every plan.
 
+pub mod args;
+mod columns;
+mod frame;
+
 use std::io::Write;
 
-use datafusion::arrow::array::{
-    Array, AsArray, BooleanArray, Float64Array, Int32Array, Int64Array, LargeStringArray,
-    StringArray, StringViewArray, UInt64Array,
-};
-use datafusion::arrow::datatypes::{DataType, Float64Type, Int32Type, Int64Type, UInt64Type};
 use datafusion::arrow::record_batch::RecordBatch;
 
+use self::columns::{list_item, write_args, Column, Key, Member, Spread};
 use crate::error::Error;
 use crate::Result;
 
-use super::json_text::write_int;
 pub use super::json_text::{write_py_float, write_str};
+pub use frame::Frame;
 
 const FLUSH_AT: usize = 1 << 20;
 
 /// A streaming Chrome trace writer: `try_new` writes the document's head up to the opening
 /// of `traceEvents`, events follow (raw JSON text or Arrow batches), `finish` writes the
-/// rest of the document.
+/// rest of the document. [`ChromeWriter::segment`] writes a stretch of events alone, for a
+/// document joined from stretches encoded apart ([`Frame`]).
 pub struct ChromeWriter<W: Write> {
     out: W,
     buf: Vec<u8>,
@@ -90,10 +101,10 @@ impl Span {
 }
 
 impl<W: Write> ChromeWriter<W> {
-    /// Start a document whose members before `traceEvents` are `head`: (key, JSON text).
-    pub fn try_new(out: W, head: &[(&str, &str)]) -> Result<Self> {
+    /// Start a document framed by `frame`.
+    pub fn try_new(out: W, frame: &Frame) -> Result<Self> {
         let mut w = Self::segment(out);
-        w.buf.extend_from_slice(&document_head(head));
+        w.buf.extend_from_slice(frame.head());
         Ok(w)
     }
 
@@ -143,23 +154,50 @@ impl<W: Write> ChromeWriter<W> {
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         let schema = batch.schema();
         let mut top: Vec<(Key, Column<'_>)> = Vec::new();
-        let mut args: Vec<(Member, Column<'_>)> = Vec::new();
+        let mut args: Vec<Member<'_>> = Vec::new();
         let mut args_at = None;
         for (field, array) in schema.fields().iter().zip(batch.columns()) {
             let name = field.name().as_str();
-            let (name, raw) = match name.strip_suffix("::json") {
+            let (name, named) = match name.strip_suffix("::enum") {
                 Some(n) => (n, true),
                 None => (name, false),
             };
-            let column = Column::new(array.as_ref(), raw, name)?;
+            let column = Column::new(array.as_ref(), named, name)?;
+            let (name, column) = match list_item(name) {
+                Some((list, item)) => {
+                    let last = match name.starts_with("args.") {
+                        true => args.last_mut().and_then(|m| match m {
+                            Member::Key(key, column) => Some((&key.name, column)),
+                            Member::Spread(_) => None,
+                        }),
+                        false => top.last_mut().map(|(key, column)| (&key.name, column)),
+                    };
+                    let key = list.strip_prefix("args.").unwrap_or(list);
+                    match last {
+                        Some((k, Column::Items(items))) if k == key && items.len() == item => {
+                            items.push(column);
+                            continue;
+                        }
+                        _ if item == 0 => (list, Column::Items(vec![column])),
+                        _ => {
+                            return Err(Error::Internal(format!(
+                                "chrome sink: column `{name}` does not follow item {} of `{list}`",
+                                item - 1
+                            )))
+                        }
+                    }
+                }
+                None => (name, column),
+            };
             match name.strip_prefix("args.") {
                 Some(key) => {
                     args_at.get_or_insert(top.len());
-                    let member = match key.strip_prefix('*') {
-                        Some(_) => Member::Splice,
-                        None => Member::Key(Key::new(key)),
-                    };
-                    args.push((member, column));
+                    args.push(match key.strip_prefix('*') {
+                        Some(kind) => {
+                            Member::Spread(Spread::new(&column, batch.num_rows(), kind, name)?)
+                        }
+                        None => Member::Key(Key::new(key), column),
+                    });
                 }
                 None => top.push((Key::new(name), column)),
             }
@@ -195,16 +233,16 @@ impl<W: Write> ChromeWriter<W> {
         Ok(())
     }
 
-    /// Close `traceEvents`, write the members after it (`tail`: key, JSON text) and flush.
-    /// Returns the underlying writer.
-    pub fn finish(mut self, tail: &[(&str, &str)]) -> Result<W> {
-        self.buf.extend_from_slice(&document_tail(tail));
+    /// Close `traceEvents`, write the rest of `frame` and flush. Returns the underlying
+    /// writer.
+    pub fn finish(mut self, frame: &Frame) -> Result<W> {
+        self.buf.extend_from_slice(frame.tail());
         self.finish_segment()
     }
 
     fn separator(&mut self) {
         if self.events > 0 {
-            self.buf.push(b',');
+            self.buf.extend_from_slice(Frame::SEPARATOR);
         }
         self.events += 1;
     }
@@ -221,33 +259,6 @@ impl<W: Write> ChromeWriter<W> {
         self.buf.clear();
         Ok(())
     }
-}
-
-/// The document up to the opening of `traceEvents`: `{`, the `head` members (key, JSON
-/// text), `"traceEvents":[`.
-pub fn document_head(head: &[(&str, &str)]) -> Vec<u8> {
-    let mut buf = vec![b'{'];
-    for (key, value) in head {
-        write_str(&mut buf, key);
-        buf.push(b':');
-        buf.extend_from_slice(value.as_bytes());
-        buf.push(b',');
-    }
-    buf.extend_from_slice(b"\"traceEvents\":[");
-    buf
-}
-
-/// The document after the last event: `]`, the `tail` members, `}`.
-pub fn document_tail(tail: &[(&str, &str)]) -> Vec<u8> {
-    let mut buf = vec![b']'];
-    for (key, value) in tail {
-        buf.push(b',');
-        write_str(&mut buf, key);
-        buf.push(b':');
-        buf.extend_from_slice(value.as_bytes());
-    }
-    buf.push(b'}');
-    buf
 }
 
 fn io_error(e: std::io::Error) -> Error {
@@ -293,168 +304,73 @@ impl Number<'_, '_> {
     }
 }
 
-enum Member {
-    Key(Key),
-    Splice,
-}
-
-/// A member's key, with its JSON text (`"key":`) encoded once per batch.
-struct Key {
-    name: String,
-    json: Vec<u8>,
-}
-
-impl Key {
-    fn new(name: &str) -> Key {
-        let mut json = Vec::with_capacity(name.len() + 3);
-        write_str(&mut json, name);
-        json.push(b':');
-        Key {
-            name: name.to_string(),
-            json,
-        }
-    }
-
-    /// `"key":`, after a comma unless it is the object's `first` member.
-    fn write(&self, buf: &mut Vec<u8>, first: &mut bool) {
-        if !*first {
-            buf.push(b',');
-        }
-        *first = false;
-        buf.extend_from_slice(&self.json);
-    }
-}
-
-fn write_args(
-    buf: &mut Vec<u8>,
-    args_key: &Key,
-    args: &[(Member, Column<'_>)],
-    row: usize,
-    first: &mut bool,
-) {
-    if args.iter().all(|(_, c)| c.is_null(row)) {
-        return;
-    }
-    args_key.write(buf, first);
-    buf.push(b'{');
-    let mut first_arg = true;
-    for (member, column) in args {
-        if column.is_null(row) {
-            continue;
-        }
-        match member {
-            Member::Key(key) => {
-                key.write(buf, &mut first_arg);
-                column.write(buf, row);
-            }
-            Member::Splice => {
-                let text = column.text(row).trim();
-                if !text.is_empty() {
-                    if !first_arg {
-                        buf.push(b',');
-                    }
-                    first_arg = false;
-                    buf.extend_from_slice(text.as_bytes());
-                }
-            }
-        }
-    }
-    buf.push(b'}');
-}
-
-/// One column of a batch, downcast once.
-enum Column<'a> {
-    I64(&'a Int64Array),
-    I32(&'a Int32Array),
-    U64(&'a UInt64Array),
-    F64(&'a Float64Array),
-    Bool(&'a BooleanArray),
-    Str(Text<'a>, bool),
-    Null,
-}
-
-enum Text<'a> {
-    Utf8(&'a StringArray),
-    Large(&'a LargeStringArray),
-    View(&'a StringViewArray),
-}
-
-impl<'a> Column<'a> {
-    fn new(array: &'a dyn Array, raw: bool, name: &str) -> Result<Self> {
-        Ok(match array.data_type() {
-            DataType::Int64 => Column::I64(array.as_primitive::<Int64Type>()),
-            DataType::Int32 => Column::I32(array.as_primitive::<Int32Type>()),
-            DataType::UInt64 => Column::U64(array.as_primitive::<UInt64Type>()),
-            DataType::Float64 => Column::F64(array.as_primitive::<Float64Type>()),
-            DataType::Boolean => Column::Bool(array.as_boolean()),
-            DataType::Utf8 => Column::Str(Text::Utf8(array.as_string::<i32>()), raw),
-            DataType::LargeUtf8 => Column::Str(Text::Large(array.as_string::<i64>()), raw),
-            DataType::Utf8View => Column::Str(Text::View(array.as_string_view()), raw),
-            DataType::Null => Column::Null,
-            other => {
-                return Err(Error::Internal(format!(
-                    "chrome sink: column `{name}` has type {other}, which it cannot encode"
-                )))
-            }
-        })
-    }
-
-    fn is_null(&self, row: usize) -> bool {
-        match self {
-            Column::I64(a) => a.is_null(row),
-            Column::I32(a) => a.is_null(row),
-            Column::U64(a) => a.is_null(row),
-            Column::F64(a) => a.is_null(row),
-            Column::Bool(a) => a.is_null(row),
-            Column::Str(Text::Utf8(a), _) => a.is_null(row),
-            Column::Str(Text::Large(a), _) => a.is_null(row),
-            Column::Str(Text::View(a), _) => a.is_null(row),
-            Column::Null => true,
-        }
-    }
-
-    fn text(&self, row: usize) -> &'a str {
-        match self {
-            Column::Str(Text::Utf8(a), _) => a.value(row),
-            Column::Str(Text::Large(a), _) => a.value(row),
-            Column::Str(Text::View(a), _) => a.value(row),
-            _ => "",
-        }
-    }
-
-    /// The value as Python's `float()` reads it, 0.0 where it fails.
-    fn number(&self, row: usize) -> f64 {
-        match self {
-            Column::I64(a) => a.value(row) as f64,
-            Column::I32(a) => a.value(row) as f64,
-            Column::U64(a) => a.value(row) as f64,
-            Column::F64(a) => a.value(row),
-            Column::Bool(a) => f64::from(u8::from(a.value(row))),
-            Column::Str(..) => self.text(row).trim().parse().unwrap_or(0.0),
-            Column::Null => 0.0,
-        }
-    }
-
-    fn write(&self, buf: &mut Vec<u8>, row: usize) {
-        match self {
-            Column::I64(a) => write_int(buf, a.value(row)),
-            Column::I32(a) => write_int(buf, a.value(row) as i64),
-            Column::U64(a) => match i64::try_from(a.value(row)) {
-                Ok(v) => write_int(buf, v),
-                Err(_) => buf.extend_from_slice(a.value(row).to_string().as_bytes()),
-            },
-            Column::F64(a) => write_py_float(buf, a.value(row)),
-            Column::Bool(a) => buf.extend_from_slice(if a.value(row) { b"true" } else { b"false" }),
-            Column::Str(_, true) => buf.extend_from_slice(self.text(row).as_bytes()),
-            Column::Str(_, false) => write_str(buf, self.text(row)),
-            Column::Null => buf.extend_from_slice(b"null"),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use datafusion::arrow::array::{Float64Array, Int64Array, StringArray};
+
     use super::*;
+
+    /// The events `batch` encodes to, as text.
+    fn events_of(batch: &RecordBatch) -> String {
+        let mut w = ChromeWriter::segment(Vec::new());
+        w.write(batch).unwrap();
+        String::from_utf8(w.finish_segment().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn lists_enums_and_spreads_are_encoded_by_the_sink() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::ArrayRef;
+
+        let x: ArrayRef = Arc::new(Int64Array::from(vec![Some(128), None, None]));
+        let y: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(2), None]));
+        let z: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), Some(i64::MAX), None]));
+        let kind: ArrayRef = Arc::new(StringArray::from(vec![Some("HtoD"), Some("12"), None]));
+        let annotation: ArrayRef = Arc::new(StringArray::from(vec![
+            Some(r#"{"stage": "fwd"}"#),
+            Some("null"),
+            Some(r#""a \"b\"""#),
+        ]));
+        let metadata: ArrayRef = Arc::new(StringArray::from(vec![Some("{}"), None, None]));
+        let batch = RecordBatch::try_from_iter([
+            ("args.grid[0]", x),
+            ("args.grid[1]", y),
+            ("args.grid[2]", z),
+            ("args.copy kind::enum", kind),
+            ("args.*annotation", annotation),
+            ("args.*metadata", metadata),
+        ])
+        .unwrap();
+        assert_eq!(
+            events_of(&batch),
+            concat!(
+                r#"{"args":{"grid":[128,1,1],"copy kind":"HtoD","stage": "fwd"}},"#,
+                r#"{"args":{"grid":[,2,9223372036854775807],"copy kind":12}},"#,
+                r#"{"args":{"annotation":"a \"b\""}}"#
+            )
+        );
+    }
+
+    #[test]
+    fn an_empty_spread_writes_empty_args_and_odd_names_are_refused() {
+        use std::sync::Arc;
+
+        use datafusion::arrow::array::ArrayRef;
+
+        let name: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        let metadata: ArrayRef = Arc::new(StringArray::from(vec![Some("{}"), None]));
+        let batch =
+            RecordBatch::try_from_iter([("name", name), ("args.*metadata", metadata)]).unwrap();
+        assert_eq!(events_of(&batch), r#"{"name":"a","args":{}},{"name":"b"}"#);
+        let odd: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        for name in ["args.*other", "args.grid[1]"] {
+            let batch = RecordBatch::try_from_iter([(name, odd.clone())]).unwrap();
+            let mut w = ChromeWriter::segment(Vec::new());
+            let err = w.write(&batch).unwrap_err().to_string();
+            assert!(err.contains(name), "{err}");
+        }
+    }
 
     #[test]
     fn the_span_covers_duration_events_outside_the_trace_category() {
@@ -481,7 +397,8 @@ mod tests {
         let batch =
             RecordBatch::try_from_iter([("ph", ph), ("cat", cat), ("ts", ts), ("dur", dur)])
                 .unwrap();
-        let mut w = ChromeWriter::try_new(Vec::new(), &[]).unwrap();
+        let frame = Frame::new([("traceEvents", None)], "t");
+        let mut w = ChromeWriter::try_new(Vec::new(), &frame).unwrap();
         assert_eq!(w.span(), None);
         w.write(&batch).unwrap();
         // the Trace span and the instant are skipped; a negative or absent dur counts as 0
