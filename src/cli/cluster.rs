@@ -3,6 +3,7 @@
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use clap::{Args, Subcommand};
 use tracesql::cluster::serve::{ExecutorOptions, SchedulerOptions};
 use tracesql::cluster::Endpoint;
@@ -38,6 +39,10 @@ enum Role {
         /// Address to serve results on (Arrow Flight)
         #[arg(long, value_name = "HOST:PORT", default_value = "127.0.0.1:50051")]
         bind: SocketAddr,
+        /// Port of the executor's control service, where the scheduler pushes tasks
+        /// (default: the --bind port + 1)
+        #[arg(long, value_name = "PORT")]
+        grpc_port: Option<u16>,
         /// Host name others reach this executor at (default: the --bind address)
         #[arg(long, value_name = "HOST")]
         external_host: Option<String>,
@@ -63,14 +68,25 @@ pub async fn run(args: ClusterArgs) -> anyhow::Result<()> {
         Role::Executor {
             scheduler,
             bind,
+            grpc_port,
             external_host,
             concurrent_tasks,
             work_dir,
         } => {
-            eprintln!("tracesql cluster executor on {bind}, scheduler {scheduler}");
+            let grpc_port = match grpc_port {
+                Some(port) => port,
+                None => bind
+                    .port()
+                    .checked_add(1)
+                    .context("--bind: no port above it for --grpc-port")?,
+            };
+            eprintln!(
+                "tracesql cluster executor on {bind} (tasks on port {grpc_port}), scheduler {scheduler}"
+            );
             tracesql::cluster::serve::run_executor(ExecutorOptions {
                 scheduler,
                 bind,
+                grpc_port,
                 external_host,
                 concurrent_tasks,
                 work_dir,

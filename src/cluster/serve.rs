@@ -40,6 +40,8 @@ pub struct ExecutorOptions {
     pub scheduler: Endpoint,
     /// Where the executor serves its results (Arrow Flight) to clients and other executors.
     pub bind: SocketAddr,
+    /// The port of its control service, where the scheduler pushes tasks (same host).
+    pub grpc_port: u16,
     /// The address others reach it at (default: the bind address).
     pub external_host: Option<String>,
     /// Tasks run at once (default: one per core).
@@ -92,6 +94,7 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
         bind_host: host.clone(),
         external_host: Some(options.external_host.clone().unwrap_or(host)),
         port: options.bind.port(),
+        grpc_port: options.grpc_port,
         scheduler_host: options.scheduler.host.clone(),
         scheduler_port: options.scheduler.port,
         // The scheduler may start after its executors: they retry this long.

@@ -30,13 +30,16 @@ fn cluster() -> Endpoint {
                     let (addr, serve) = bind_scheduler(&SchedulerOptions { bind }).await.unwrap();
                     tokio::spawn(serve);
                     let scheduler: Endpoint = addr.to_string().parse().unwrap();
-                    let flight = std::net::TcpListener::bind("127.0.0.1:0")
-                        .unwrap()
-                        .local_addr()
-                        .unwrap();
+                    let free = || {
+                        std::net::TcpListener::bind("127.0.0.1:0")
+                            .unwrap()
+                            .local_addr()
+                            .unwrap()
+                    };
                     tokio::spawn(run_executor(ExecutorOptions {
                         scheduler: scheduler.clone(),
-                        bind: flight,
+                        bind: free(),
+                        grpc_port: free().port(),
                         external_host: None,
                         concurrent_tasks: Some(2),
                         work_dir: None,
@@ -199,4 +202,30 @@ async fn reports_give_the_local_answers() {
         let sql = format!("SELECT * FROM ({sql}) ORDER BY 1, 2, 3");
         same_answer(&local, &remote, &sql).await;
     }
+}
+
+#[test]
+fn an_unreachable_scheduler_is_one_line_and_exit_1() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let started = std::time::Instant::now();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args([
+            "query",
+            "--cluster",
+            &format!("df://127.0.0.1:{port}"),
+            "-w",
+        ])
+        .arg(tiny_window())
+        .arg("select count(*) from kernel")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
+    assert!(started.elapsed() < tracesql::cluster::CONNECT_TIMEOUT * 3);
 }
