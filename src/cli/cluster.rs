@@ -56,6 +56,7 @@ enum Role {
 }
 
 pub async fn run(args: ClusterArgs) -> anyhow::Result<()> {
+    tracesql::cluster::serve::log_to_stderr();
     match args.role {
         Role::Scheduler { bind } => {
             let (addr, serve) =

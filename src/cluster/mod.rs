@@ -13,6 +13,7 @@
 //! of cluster plans: the scheduler plans with DataFusion's default physical rules.
 
 mod codec;
+pub mod convert;
 pub mod serve;
 mod tables;
 
@@ -20,11 +21,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ballista::prelude::{SessionConfigExt, SessionContextExt};
-use ballista_core::serde::BallistaPhysicalExtensionCodec;
 use datafusion::execution::{SessionState, SessionStateBuilder};
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-pub use codec::TraceLogicalCodec;
+pub use codec::{TraceLogicalCodec, TracePhysicalCodec};
 pub use tables::{CpuTable, Recipe, Shipped};
 
 use crate::error::Error;
@@ -96,7 +96,7 @@ pub fn session_config() -> SessionConfig {
         .clone()
         .upgrade_for_ballista()
         .with_ballista_logical_extension_codec(Arc::new(TraceLogicalCodec::default()))
-        .with_ballista_physical_extension_codec(Arc::new(BallistaPhysicalExtensionCodec::default()))
+        .with_ballista_physical_extension_codec(Arc::new(TracePhysicalCodec::default()))
 }
 
 /// The state a scheduler plans a client's query in, and whose functions executors know:
@@ -105,9 +105,7 @@ pub fn session_config() -> SessionConfig {
 pub fn session_state(config: SessionConfig) -> datafusion::error::Result<SessionState> {
     let config = config
         .with_ballista_logical_extension_codec(Arc::new(TraceLogicalCodec::default()))
-        .with_ballista_physical_extension_codec(
-            Arc::new(BallistaPhysicalExtensionCodec::default()),
-        );
+        .with_ballista_physical_extension_codec(Arc::new(TracePhysicalCodec::default()));
     let base = ballista_core::utils::default_session_builder(config)?;
     Ok(SessionStateBuilder::new_from_existing(base).build())
 }

@@ -9,7 +9,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use ballista_core::registry::BallistaFunctionRegistry;
-use ballista_core::serde::BallistaPhysicalExtensionCodec;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
@@ -17,7 +16,7 @@ use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use tokio::net::TcpListener;
 
-use super::{session_config, session_state, Endpoint, TraceLogicalCodec};
+use super::{session_config, session_state, Endpoint, TraceLogicalCodec, TracePhysicalCodec};
 use crate::error::Error;
 use crate::Result;
 
@@ -67,7 +66,7 @@ pub async fn bind_scheduler(
         .with_override_session_builder(Arc::new(session_state));
     config.bind_host = addr.ip().to_string();
     config.override_logical_codec = Some(Arc::new(TraceLogicalCodec::default()));
-    config.override_physical_codec = Some(Arc::new(BallistaPhysicalExtensionCodec::default()));
+    config.override_physical_codec = Some(Arc::new(TracePhysicalCodec::default()));
     config.executor_timeout_seconds = EXECUTOR_TIMEOUT_SECONDS;
     config.expire_dead_executor_interval_seconds = HEARTBEAT_SECONDS;
     config.no_executors_grace_period_seconds = EXECUTOR_TIMEOUT_SECONDS;
@@ -105,7 +104,7 @@ pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
         override_function_registry: Some(Arc::new(registry)),
         override_config_producer: Some(Arc::new(session_config)),
         override_logical_codec: Some(Arc::new(TraceLogicalCodec::default())),
-        override_physical_codec: Some(Arc::new(BallistaPhysicalExtensionCodec::default())),
+        override_physical_codec: Some(Arc::new(TracePhysicalCodec::default())),
         ..Default::default()
     };
     start_executor_process(Arc::new(config))
@@ -120,4 +119,35 @@ fn ballista(e: ballista_core::error::BallistaError) -> Error {
             .collect::<Vec<_>>()
             .join(" "),
     )
+}
+
+/// Print Ballista's log records of `level` and above on stderr (`TRACESQL_LOG`: error, warn,
+/// info, debug; default warn), one line each: what an operator of the cluster reads.
+pub fn log_to_stderr() {
+    static LOGGER: StderrLog = StderrLog;
+    let level = std::env::var("TRACESQL_LOG")
+        .ok()
+        .and_then(|l| l.parse::<log::LevelFilter>().ok())
+        .unwrap_or(log::LevelFilter::Warn);
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            let text = record.args().to_string();
+            let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("{} {}: {line}", record.level(), record.target());
+        }
+    }
+
+    fn flush(&self) {}
 }

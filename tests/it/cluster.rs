@@ -229,3 +229,74 @@ fn an_unreachable_scheduler_is_one_line_and_exit_1() {
     assert!(stderr.contains(&format!("127.0.0.1:{port}")), "{stderr}");
     assert!(started.elapsed() < tracesql::cluster::CONNECT_TIMEOUT * 3);
 }
+
+/// The Chrome trace of `path`, parsed, without `traceName` (the output's own path).
+fn chrome_events(path: &Path) -> serde_json::Value {
+    let mut text = String::new();
+    std::io::Read::read_to_string(
+        &mut flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap()),
+        &mut text,
+    )
+    .unwrap();
+    let mut trace: serde_json::Value = serde_json::from_str(&text).unwrap();
+    trace.as_object_mut().unwrap().remove("traceName");
+    trace
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn convert_on_the_cluster_writes_the_local_outputs_one_row_per_window() {
+    use tracesql::convert::{ConvertConfig, Outcome, TraceFormat};
+    let tmp = synth_archive();
+    // Window 2 cannot be converted (its kernel table is cut short): that window's row says
+    // so, the others convert.
+    let kernel = tmp.path().join("rank=0/window_id=000002/kernel.parquet");
+    let bytes = std::fs::read(&kernel).unwrap();
+    std::fs::write(&kernel, &bytes[..bytes.len() / 2]).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let config = |output: &Path| ConvertConfig {
+        archive: tmp.path().to_path_buf(),
+        output: output.to_path_buf(),
+        formats: vec![TraceFormat::Chrome],
+        jobs: 1,
+        force: false,
+    };
+    let windows = || {
+        tracesql::convert::find(&config(out.path()))
+            .unwrap()
+            .windows
+    };
+    let noop = std::sync::Arc::new(|_: &tracesql::convert::WindowReport| {});
+    let local = out.path().join("local");
+    let remote = out.path().join("remote");
+    let cancel = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let want = tracesql::convert::convert(&config(&local), windows(), cancel, noop.clone())
+        .await
+        .unwrap();
+    let got =
+        tracesql::cluster::convert::convert(&cluster(), &config(&remote), windows(), noop.clone())
+            .await
+            .unwrap();
+    assert_eq!(got.reports.len(), 4);
+    for (g, w) in got.reports.iter().zip(&want.reports) {
+        assert_eq!(g.window, w.window);
+        assert_eq!(g.outputs, w.outputs);
+        match (&g.outcome, &w.outcome) {
+            (Outcome::Failed(_), Outcome::Failed(_)) => {}
+            (g_outcome, w_outcome) => assert_eq!(g_outcome, w_outcome, "{}", g.window.display()),
+        }
+        if w.outcome == Outcome::Converted {
+            let file = &w.outputs[0];
+            assert_eq!(
+                chrome_events(&remote.join(file)),
+                chrome_events(&local.join(file))
+            );
+        }
+    }
+    assert_eq!(got.converted(), 3);
+    assert_eq!(got.failed().count(), 1);
+    // A second run finds the outputs up to date.
+    let again = tracesql::cluster::convert::convert(&cluster(), &config(&remote), windows(), noop)
+        .await
+        .unwrap();
+    assert_eq!(again.up_to_date(), 3);
+}
