@@ -49,6 +49,10 @@ pub struct ConvertJob {
     pub force: bool,
     /// Per window: its folder and its partition folders (`(key, value)`).
     pub windows: Vec<(PathBuf, Vec<(String, String)>)>,
+    /// When the client submitted the job (ms since the epoch). Ballista may run a window's
+    /// task twice (seen on 55.0.0: every partition of the stage ran twice); an output
+    /// written since then by this job is reported as converted, not up to date.
+    pub submitted_ms: u64,
 }
 
 impl ConvertJob {
@@ -91,6 +95,16 @@ impl ConvertJob {
                 Ok(_) => (Outcome::Failed("not converted".into()), Vec::new()),
                 Err(e) => (Outcome::Failed(e.to_string()), Vec::new()),
             };
+        let by_this_job = !outputs.is_empty()
+            && outputs.iter().all(|o| {
+                std::fs::metadata(config.output.join(o))
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| millis(t) >= self.submitted_ms)
+            });
+        let outcome = match outcome {
+            Outcome::UpToDate if by_this_job && !self.force => Outcome::Converted,
+            other => other,
+        };
         let bytes: u64 = outputs
             .iter()
             .filter_map(|o| std::fs::metadata(config.output.join(o)).ok())
@@ -115,6 +129,11 @@ impl ConvertJob {
             ],
         )?)
     }
+}
+
+fn millis(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
 }
 
 /// The rows of a cluster conversion, one per window.
@@ -280,6 +299,7 @@ pub async fn convert(
             .iter()
             .map(|w| Ok((absolute(&w.path)?, w.partitions.clone())))
             .collect::<Result<_>>()?,
+        submitted_ms: millis(std::time::SystemTime::now()),
     };
     let state = SessionStateBuilder::new()
         .with_default_features()
@@ -288,7 +308,7 @@ pub async fn convert(
     let ctx = SessionContext::remote_with_state(&format!("df://{endpoint}"), state).await?;
     ctx.register_table("convert_job", Arc::new(ConvertTable { job: Arc::new(job) }))?;
     let batches = ctx
-        .sql("SELECT * FROM convert_job")
+        .sql("SELECT * FROM convert_job ORDER BY window")
         .await?
         .collect()
         .await?;
