@@ -12,6 +12,7 @@
 //!   -> export   : run the sql/export/ plans of a window (their `-- @export` manifest), stream
 //!                 them into the Chrome or the Perfetto sink
 //!   -> convert  : export every window of an archive, in parallel, one output per window
+//!   -> cluster  : the same catalog and queries on a Ballista scheduler and executors
 //!   -> sink     : encode batches (table, CSV, JSON, NDJSON, Parquet; Chrome JSON; Perfetto)
 //!   -> file     : atomic write (temp + rename); one-member gzip compressed in parallel
 //! ```
@@ -39,6 +40,9 @@ pub mod query;
 pub mod report;
 
 pub mod convert;
+
+#[cfg(feature = "cluster")]
+pub mod cluster;
 
 pub mod sink;
 

@@ -38,6 +38,11 @@ pub struct ConvertArgs {
     /// No progress lines (the summary and failures are still printed)
     #[arg(short, long)]
     quiet: bool,
+    /// Convert on the Ballista cluster at df://HOST:PORT: each window on the executor that
+    /// runs it (the archive and --output on a path every executor shares)
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "df://HOST:PORT", conflicts_with = "jobs")]
+    cluster: Option<tracesql::cluster::Endpoint>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -85,6 +90,14 @@ pub async fn run(args: ConvertArgs) -> anyhow::Result<()> {
             progress.done(report, &mut std::io::stderr().lock());
         })
     };
+    #[cfg(feature = "cluster")]
+    let summary = match &args.cluster {
+        Some(endpoint) => {
+            tracesql::cluster::convert::convert(endpoint, &config, found.windows, on_done).await?
+        }
+        None => convert::convert(&config, found.windows, interrupt_flag(), on_done).await?,
+    };
+    #[cfg(not(feature = "cluster"))]
     let summary = convert::convert(&config, found.windows, interrupt_flag(), on_done).await?;
     progress
         .lock()

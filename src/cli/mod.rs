@@ -1,6 +1,8 @@
 //! Command-line wiring: clap types, converted to library calls at the boundary. No logic of
 //! its own beyond choosing inputs and outputs.
 
+#[cfg(feature = "cluster")]
+mod cluster;
 mod convert;
 mod doctor;
 mod export;
@@ -46,6 +48,8 @@ enum Command {
     Import(import::ImportArgs),
     Shell(shell::ShellArgs),
     Doctor(doctor::DoctorArgs),
+    #[cfg(feature = "cluster")]
+    Cluster(cluster::ClusterArgs),
 }
 
 /// Run the command line; never panics on bad input.
@@ -84,6 +88,8 @@ pub fn main() -> ExitCode {
             Command::Import(args) => import::run(args).await,
             Command::Shell(args) => shell::run(args).await,
             Command::Doctor(args) => doctor::run(args).await,
+            #[cfg(feature = "cluster")]
+            Command::Cluster(args) => cluster::run(args).await,
         }
     });
     match result {
@@ -156,5 +162,20 @@ pub async fn open_catalog(window: Option<&Path>) -> anyhow::Result<(Window, Sess
         eprintln!("{warning}");
     }
     let ctx = tracesql::catalog::open(&window).await?;
+    Ok((window, ctx))
+}
+
+/// [`open_catalog`], in a session whose queries run on the cluster at `endpoint`.
+#[cfg(feature = "cluster")]
+pub async fn open_cluster_catalog(
+    endpoint: &tracesql::cluster::Endpoint,
+    window: Option<&Path>,
+) -> anyhow::Result<(Window, SessionContext)> {
+    let path = window_or_demo(window)?;
+    let window = Window::open(&path)?;
+    for warning in &window.warnings {
+        eprintln!("{warning}");
+    }
+    let ctx = tracesql::cluster::open(endpoint, &window).await?;
     Ok((window, ctx))
 }

@@ -41,6 +41,10 @@ pub struct QueryArgs {
     /// Write the result to FILE (atomically) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (see tracesql cluster)
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "df://HOST:PORT")]
+    cluster: Option<tracesql::cluster::Endpoint>,
 }
 
 pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
@@ -55,6 +59,12 @@ pub async fn run(args: QueryArgs) -> anyhow::Result<()> {
         (None, Some(path)) => format_from_extension(path),
         (None, None) => OutputFormat::Table,
     };
+    #[cfg(feature = "cluster")]
+    let (window, ctx) = match &args.cluster {
+        Some(endpoint) => super::open_cluster_catalog(endpoint, args.window.as_deref()).await?,
+        None => super::open_catalog(args.window.as_deref()).await?,
+    };
+    #[cfg(not(feature = "cluster"))]
     let (window, ctx) = super::open_catalog(args.window.as_deref()).await?;
     let mut inputs = vec![window.root.as_path()];
     inputs.extend(args.file.as_deref());

@@ -43,6 +43,10 @@ pub struct ReportArgs {
     /// Write the result to FILE (atomically) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (see tracesql cluster)
+    #[cfg(feature = "cluster")]
+    #[arg(long, value_name = "df://HOST:PORT")]
+    cluster: Option<tracesql::cluster::Endpoint>,
 }
 
 fn parse_param(text: &str) -> Result<(String, String), String> {
@@ -81,6 +85,12 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<()> {
     } else {
         vec![tracesql::report::find(name)?]
     };
+    #[cfg(feature = "cluster")]
+    let (window, ctx) = match &args.cluster {
+        Some(endpoint) => super::open_cluster_catalog(endpoint, args.window.as_deref()).await?,
+        None => super::open_catalog(args.window.as_deref()).await?,
+    };
+    #[cfg(not(feature = "cluster"))]
     let (window, ctx) = super::open_catalog(args.window.as_deref()).await?;
     let partitions = window.partition_keys.clone();
     tracesql::report::register_helpers(&ctx, &partitions).await?;

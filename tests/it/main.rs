@@ -3,6 +3,8 @@
 mod archive;
 mod catalog;
 mod cli;
+#[cfg(feature = "cluster")]
+mod cluster;
 mod convert;
 mod doctor;
 mod export;

@@ -1,0 +1,153 @@
+//! The cluster's processes: a Ballista scheduler and executors that carry tracesql's
+//! pieces (the session state of [`super::session_state`], its functions, our codec).
+//!
+//! In: a [`SchedulerOptions`] or [`ExecutorOptions`]. Out: a running service, until it fails
+//! or the process is stopped.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use ballista_core::registry::BallistaFunctionRegistry;
+use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
+use ballista_scheduler::cluster::BallistaCluster;
+use ballista_scheduler::config::SchedulerConfig;
+use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
+use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
+use tokio::net::TcpListener;
+
+use super::{session_config, session_state, Endpoint, TraceLogicalCodec, TracePhysicalCodec};
+use crate::error::Error;
+use crate::Result;
+
+/// How often an executor tells the scheduler it is alive, and how long the scheduler waits
+/// for word from one before it counts it lost and reruns its tasks elsewhere (Ballista's
+/// defaults are 60 s and 180 s; a lost executor should not stall a query for minutes).
+pub const HEARTBEAT_SECONDS: u64 = 5;
+pub const EXECUTOR_TIMEOUT_SECONDS: u64 = 20;
+
+/// `tracesql cluster scheduler`.
+#[derive(Debug, Clone)]
+pub struct SchedulerOptions {
+    /// Where the scheduler listens (port 0: any free port).
+    pub bind: SocketAddr,
+}
+
+/// `tracesql cluster executor`.
+#[derive(Debug, Clone)]
+pub struct ExecutorOptions {
+    pub scheduler: Endpoint,
+    /// Where the executor serves its results (Arrow Flight) to clients and other executors.
+    pub bind: SocketAddr,
+    /// The port of its control service, where the scheduler pushes tasks (same host).
+    pub grpc_port: u16,
+    /// The address others reach it at (default: the bind address).
+    pub external_host: Option<String>,
+    /// Tasks run at once (default: one per core).
+    pub concurrent_tasks: Option<usize>,
+    /// Where shuffle files go (default: a temporary directory).
+    pub work_dir: Option<PathBuf>,
+}
+
+/// Bind the scheduler's port; the returned future serves it.
+pub async fn bind_scheduler(
+    options: &SchedulerOptions,
+) -> Result<(SocketAddr, impl std::future::Future<Output = Result<()>>)> {
+    let listener = TcpListener::bind(options.bind)
+        .await
+        .map_err(|e| Error::Usage(format!("cannot listen on {}: {e}", options.bind)))?;
+    let addr = listener
+        .local_addr()
+        .map_err(|e| Error::Internal(e.to_string()))?;
+    let mut config = SchedulerConfig::default()
+        .with_hostname(addr.ip().to_string())
+        .with_port(addr.port())
+        .with_override_config_producer(Arc::new(session_config))
+        .with_override_session_builder(Arc::new(session_state));
+    config.bind_host = addr.ip().to_string();
+    config.override_logical_codec = Some(Arc::new(TraceLogicalCodec::default()));
+    config.override_physical_codec = Some(Arc::new(TracePhysicalCodec::default()));
+    config.executor_timeout_seconds = EXECUTOR_TIMEOUT_SECONDS;
+    config.expire_dead_executor_interval_seconds = HEARTBEAT_SECONDS;
+    config.no_executors_grace_period_seconds = EXECUTOR_TIMEOUT_SECONDS;
+    let config = Arc::new(config);
+    let serve = async move {
+        let cluster = BallistaCluster::new_from_config(&config)
+            .await
+            .map_err(ballista)?;
+        let scheduler = create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, config)
+            .await
+            .map_err(ballista)?;
+        start_grpc_service_with_listener(listener, scheduler)
+            .await
+            .map_err(ballista)
+    };
+    Ok((addr, serve))
+}
+
+/// Run an executor until it fails or the process gets SIGINT/SIGTERM.
+pub async fn run_executor(options: ExecutorOptions) -> Result<()> {
+    let registry = BallistaFunctionRegistry::from(&session_state(session_config())?);
+    let host = options.bind.ip().to_string();
+    let config = ExecutorProcessConfig {
+        bind_host: host.clone(),
+        external_host: Some(options.external_host.clone().unwrap_or(host)),
+        port: options.bind.port(),
+        grpc_port: options.grpc_port,
+        scheduler_host: options.scheduler.host.clone(),
+        scheduler_port: options.scheduler.port,
+        // The scheduler may start after its executors: they retry this long.
+        scheduler_connect_timeout_seconds: 30,
+        vcores: options.concurrent_tasks.unwrap_or(0),
+        work_dir: options.work_dir.map(|d| d.display().to_string()),
+        executor_heartbeat_interval_seconds: HEARTBEAT_SECONDS,
+        override_function_registry: Some(Arc::new(registry)),
+        override_config_producer: Some(Arc::new(session_config)),
+        override_logical_codec: Some(Arc::new(TraceLogicalCodec::default())),
+        override_physical_codec: Some(Arc::new(TracePhysicalCodec::default())),
+        ..Default::default()
+    };
+    start_executor_process(Arc::new(config))
+        .await
+        .map_err(ballista)
+}
+
+fn ballista(e: ballista_core::error::BallistaError) -> Error {
+    Error::Sql(
+        e.to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Print Ballista's log records of `level` and above on stderr (`TRACESQL_LOG`: error, warn,
+/// info, debug; default warn), one line each: what an operator of the cluster reads.
+pub fn log_to_stderr() {
+    static LOGGER: StderrLog = StderrLog;
+    let level = std::env::var("TRACESQL_LOG")
+        .ok()
+        .and_then(|l| l.parse::<log::LevelFilter>().ok())
+        .unwrap_or(log::LevelFilter::Warn);
+    if log::set_logger(&LOGGER).is_ok() {
+        log::set_max_level(level);
+    }
+}
+
+struct StderrLog;
+
+impl log::Log for StderrLog {
+    fn enabled(&self, metadata: &log::Metadata) -> bool {
+        metadata.level() <= log::max_level()
+    }
+
+    fn log(&self, record: &log::Record) {
+        if self.enabled(record.metadata()) {
+            let text = record.args().to_string();
+            let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            eprintln!("{} {}: {line}", record.level(), record.target());
+        }
+    }
+
+    fn flush(&self) {}
+}
