@@ -9,7 +9,7 @@
 //!
 //! What travels: views are expanded in the client's plan; listing and empty tables are
 //! DataFusion's own plan nodes; `cpu_event`, `cpu_trace` and in-memory tables go through
-//! [`codec::TraceLogicalCodec`]. The text-group aggregate (`catalog::text_group`) is left out
+//! [`codec::TraceLogicalCodec`]. The text-group aggregate (`engine::text_group`) is left out
 //! of cluster plans: the scheduler plans with DataFusion's default physical rules.
 
 mod codec;
@@ -90,7 +90,7 @@ impl Endpoint {
 /// The session config of every cluster session: the catalog's settings, Ballista's
 /// extension and our logical codec.
 pub fn session_config() -> SessionConfig {
-    crate::catalog::new_context()
+    crate::engine::query_session()
         .state()
         .config()
         .clone()
@@ -113,7 +113,7 @@ pub fn session_state(config: SessionConfig) -> datafusion::error::Result<Session
 /// A session on the cluster at `endpoint` with every table of `window` and every view.
 pub async fn open(endpoint: &Endpoint, window: &Window) -> Result<SessionContext> {
     endpoint.check_reachable().await?;
-    let local = crate::catalog::new_context().state();
+    let local = crate::engine::query_session().state();
     let state = SessionStateBuilder::new_from_existing(local)
         .with_config(session_config())
         .build();
