@@ -66,11 +66,12 @@ const API_TABLES: &[(&str, &str)] = &[("cuda_runtime", "runtime"), ("cuda_driver
 pub(crate) async fn register_catalog(
     ctx: &SessionContext,
     window: &Window,
-    cpu_events: RecordBatch,
+    cpu_events: Vec<RecordBatch>,
     filter: &RowFilter,
 ) -> Result<()> {
     crate::catalog::register_window(ctx, window).await?;
-    let cpu_table = MemTable::try_new(cpu_events.schema(), vec![vec![cpu_events]])?;
+    let schema = crate::catalog::cpu_trace::cpu_event_schema();
+    let cpu_table = MemTable::try_new(schema, vec![cpu_events])?;
     ctx.deregister_table("cpu_event")?;
     ctx.register_table(
         "cpu_event",

@@ -43,11 +43,11 @@ pub(crate) struct TraceBase {
 }
 
 impl ExportSession {
-    /// The session over `window` as `filter` narrows it; `cpu_events` is its `cpu_event`
-    /// table, parsed from the CPU trace the export has read already.
+    /// The session over `window` as `filter` narrows it; `cpu_events` are its `cpu_event`
+    /// rows, parsed from the CPU trace the export has read already.
     pub async fn open(
         window: &Window,
-        cpu_events: RecordBatch,
+        cpu_events: Vec<RecordBatch>,
         filter: &RowFilter,
         base: TraceBase,
     ) -> Result<Self> {
