@@ -4,10 +4,8 @@
 -- metadata events before the first other event, after which the window's metadata goes.
 CREATE OR REPLACE VIEW chrome_cpu_event AS
 SELECT
-  -- position in the CPU trace's traceEvents
+  -- position in the CPU trace's traceEvents (the export copies cpu_event.raw of it)
   e.event_index,
-  -- the event as written in the trace, copied into the output
-  e.raw,
   -- start and duration (µs from the trace base, 0 when absent) of a duration event outside
   -- the Trace category, which the profiler span covers; NULL for every other event
   CASE WHEN e.ph = 'X' AND (e.cat IS DISTINCT FROM 'Trace')
