@@ -52,10 +52,14 @@ pub struct ExportSummary {
 }
 
 /// The Chrome plans that read held rows, in the order they run one after another (the
-/// manifest's rule): those reading a `readers_first` view (`_chrome_api_row`), then the
-/// others, each in document order. So the API rows are freed before `_chrome_gpu_row`'s are
-/// computed: the two are the largest row sets an export holds, and never held at once. The
-/// other plans stream and run beside these, as many at a time as there are cores.
+/// manifest's rule): those reading a `readers_first` view (`_chrome_api_row`) go first, and
+/// once a plan has run, the other readers of the held views it read run next (in document
+/// order), so that each held view's rows are freed as soon as they can be. So the API rows
+/// are freed before `_chrome_gpu_row`'s are computed (the two largest row sets an export
+/// holds, never held at once), and the GPU rows before the graph edges' are (run in document
+/// order instead, the GPU rows stayed held beside the graph edges: 10 M .json.gz peak
+/// 0.95 -> 1.11 GB). The other plans stream and run beside these, as many at a time as there
+/// are cores.
 async fn serial_plans(
     ctx: &SessionContext,
     document: &[&'static str],
@@ -67,13 +71,26 @@ async fn serial_plans(
             .iter()
             .any(|r| manifest::held(r).is_some_and(|h| h.readers_first))
         {
-            first.push(*plan);
+            first.push((*plan, reads));
         } else if !reads.is_empty() {
-            then.push(*plan);
+            then.push((*plan, reads));
         }
     }
     first.extend(then);
-    Ok(first)
+    let mut waiting = first;
+    let mut serial = Vec::new();
+    let mut open: Vec<String> = Vec::new();
+    while !waiting.is_empty() {
+        // the first waiting reader of a view still open, else the first waiting one
+        let next = (waiting.iter())
+            .position(|(_, reads)| reads.iter().any(|r| open.contains(r)))
+            .unwrap_or(0);
+        let (plan, reads) = waiting.remove(next);
+        open.extend(reads);
+        open.retain(|v| waiting.iter().any(|(_, reads)| reads.contains(v)));
+        serial.push(plan);
+    }
+    Ok(serial)
 }
 
 /// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
@@ -390,7 +407,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn the_api_rows_readers_run_first_and_every_reader_of_held_rows_runs_in_turn() {
+    async fn the_api_rows_readers_run_first_and_the_readers_of_each_held_view_run_together() {
         let window = Window::empty(Path::new("/nonexistent"), vec![]);
         let ctx = plan_session(&window).await.unwrap();
         let mut document = chrome_section(Section::Metadata);
@@ -416,6 +433,22 @@ mod tests {
                     "{plan} reads the API rows after a plan that does not"
                 );
             }
+        }
+        // While a held view has readers both done and waiting, only its readers (or
+        // readers of another such view) run.
+        let mut reads = Vec::new();
+        for plan in &serial {
+            reads.push(reads_of(plan).await);
+        }
+        for i in 0..serial.len() {
+            let open: Vec<&String> = (reads[..i].iter().flatten())
+                .filter(|v| reads[i..].iter().any(|r| r.contains(v)))
+                .collect();
+            assert!(
+                open.is_empty() || reads[i].iter().any(|r| open.contains(&r)),
+                "{} runs while {open:?} are held: {serial:?}",
+                serial[i]
+            );
         }
         assert!(serial.contains(&"chrome_api") && serial.contains(&"chrome_gpu_flow"));
         let mut unique = serial.clone();
