@@ -59,51 +59,11 @@ pub static VIEWS: &[SqlObject] = &[
 ];
 
 /// The export plans (`sql/export/`: `chrome_*` for the Chrome JSON, `pftrace_*` for the
-/// Perfetto protobuf), in dependency order; one window only, so
+/// Perfetto protobuf), every file of the folder, in dependency order (listed by `build.rs`:
+/// adding a plan is adding its file); one window only, so
 /// they use no partition placeholders. They read `chrome_base`, `chrome_pm_sample` and the
 /// export functions, which the export's session provides.
-pub static EXPORT: &[SqlObject] = &[
-    sql_object!("export", "_chrome_gpu_row"),
-    sql_object!("export", "_chrome_cpu_thread"),
-    sql_object!("export", "_chrome_api_row"),
-    sql_object!("export", "_chrome_sync_row"),
-    sql_object!("export", "_chrome_graph_node"),
-    sql_object!("export", "_chrome_graph_edge"),
-    sql_object!("export", "_chrome_overhead_row"),
-    sql_object!("export", "_chrome_active_device"),
-    sql_object!("export", "chrome_cpu_event"),
-    sql_object!("export", "chrome_metadata"),
-    sql_object!("export", "chrome_cpu_metadata"),
-    sql_object!("export", "chrome_kernel"),
-    sql_object!("export", "chrome_memcpy"),
-    sql_object!("export", "chrome_memset"),
-    sql_object!("export", "chrome_event_node"),
-    sql_object!("export", "chrome_host_node"),
-    sql_object!("export", "chrome_gpu_flow"),
-    sql_object!("export", "chrome_graph_flow"),
-    sql_object!("export", "chrome_api"),
-    sql_object!("export", "chrome_api_flow"),
-    sql_object!("export", "chrome_overhead"),
-    sql_object!("export", "chrome_cuda_sync"),
-    sql_object!("export", "chrome_gpu_user_annotation"),
-    sql_object!("export", "_gpu_counter_sample"),
-    sql_object!("export", "_gpu_sm_clock"),
-    sql_object!("export", "chrome_counter"),
-    sql_object!("export", "chrome_cycle_counter"),
-    sql_object!("export", "chrome_counter_process"),
-    sql_object!("export", "chrome_trace_span"),
-    sql_object!("export", "_pftrace_render_row"),
-    sql_object!("export", "_pftrace_render_extra"),
-    sql_object!("export", "pftrace_render"),
-    sql_object!("export", "pftrace_lane"),
-    sql_object!("export", "_pftrace_launch_link"),
-    sql_object!("export", "pftrace_api"),
-    sql_object!("export", "pftrace_sync"),
-    sql_object!("export", "pftrace_cpu_event"),
-    sql_object!("export", "pftrace_overhead"),
-    sql_object!("export", "_pftrace_counter_source"),
-    sql_object!("export", "pftrace_counter_sample"),
-];
+pub static EXPORT: &[SqlObject] = include!(concat!(env!("OUT_DIR"), "/export_objects.rs"));
 
 /// The mapping of Nsight Systems reports (`sql/import/nsys/`, written against nsys's own
 /// table and column names), in dependency order; `import::nsys` registers them in a context

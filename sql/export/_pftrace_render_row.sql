@@ -2,8 +2,8 @@
 -- _pftrace_render_row: every GPU render stage of the .pftrace export, in the reference's row
 -- order (stage Kernel, Memcpy, Memset, Annotation, EventRecord, HostNode; file order within
 -- a stage), numbered by that order as its event_id (0 stays "none"). Annotation rows are the
--- GPU user-annotation spans of chrome_gpu_user_annotation (same join), back in ns. A graphed
--- op whose resolver lane differs from its stream is drawn on the lane.
+-- GPU user-annotation spans (_gpu_annotation_span). A graphed op whose resolver lane differs
+-- from its stream is drawn on the lane.
 -- The export holds these rows for all its plans, so they are narrow: what the plans join,
 -- number, clamp and intern on. The columns only written out (launch geometry, extras, spread
 -- sources) come from _pftrace_render_extra, matched by (stage_iid, ord) at write time.
@@ -21,40 +21,26 @@ SELECT
   r.device_id,
   r.stream_id,
   -- the lane it is drawn on: its resolver lane when moved, else its stream
-  CASE WHEN r.graph_node_id <> 0 AND r.logical_lane IS NOT NULL AND r.logical_lane <> r.stream_id
-       THEN r.logical_lane ELSE r.stream_id END AS lane,
+  r.lane,
   -- the resolver's lane name, only on moved ops
-  CASE WHEN r.graph_node_id <> 0 AND r.logical_lane IS NOT NULL AND r.logical_lane <> r.stream_id
-       THEN r.lane_name END AS lane_name,
+  CASE WHEN r.lane <> r.stream_id THEN r.lane_name END AS lane_name,
   r.correlation_id,
   r.graph_node_id,
   -- kernel or annotation name (NULL for the other stages)
   r.name
 FROM (
-  SELECT 1 AS stage_iid, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns, end_ns,
-    device_id, stream_id, correlation_id, graph_node_id, logical_lane, lane_name, name
-  FROM kernel
+  -- stages 1-3 and 5-6: the GPU ops of kind rank 0-2 and 3-4
+  SELECT CASE WHEN kind_rank < 3 THEN kind_rank + 1 ELSE kind_rank + 2 END AS stage_iid, ord,
+    start_ns, end_ns, device_id, stream_id, lane, lane_name, correlation_id, graph_node_id, name
+  FROM _gpu_op_row
   UNION ALL
-  SELECT 2, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, stream_id,
-    correlation_id, graph_node_id, logical_lane, lane_name, NULL
-  FROM gpu_memcpy
-  UNION ALL
-  SELECT 3, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, stream_id,
-    correlation_id, graph_node_id, logical_lane, lane_name, NULL
-  FROM gpu_memset
-  UNION ALL
-  SELECT 4, CAST(ROW_NUMBER() OVER (ORDER BY a."args.External id", a.pid, a.tid) AS BIGINT),
-    b.base_ns + CAST(round(a.ts * 1000.0) AS BIGINT),
-    b.base_ns + CAST(round(a.ts * 1000.0) AS BIGINT) + greatest(CAST(round(a.dur * 1000.0) AS BIGINT), 0),
-    a.pid, a.tid, 0, 0, NULL, NULL, a.name
-  FROM chrome_gpu_user_annotation a
+  -- stage 4: the GPU annotation spans, padded by 1 ns each side as Chrome's are (the
+  -- reference rounds Chrome's µs back to ns, which gives these ns exactly while the span
+  -- lies within 2^50 ns, 13 days, of the trace base)
+  SELECT 4, CAST(ROW_NUMBER() OVER (ORDER BY a.user_external_id, a.device_id, chrome_tid(a.stream_id)) AS BIGINT),
+    b.base_ns + greatest(a.start_ns - b.base_ns - 1, 0),
+    b.base_ns + greatest(a.start_ns - b.base_ns - 1, 0) + greatest(a.end_ns - a.start_ns + 2, 0),
+    a.device_id, chrome_tid(a.stream_id), chrome_tid(a.stream_id) AS lane, NULL, 0, 0, a.name
+  FROM _gpu_annotation_span a
   CROSS JOIN chrome_base b
-  UNION ALL
-  SELECT 5, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, stream_id,
-    correlation_id, graph_node_id, logical_lane, lane_name, NULL
-  FROM graph_event_node
-  UNION ALL
-  SELECT 6, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, stream_id,
-    correlation_id, graph_node_id, logical_lane, lane_name, NULL
-  FROM graph_host_node
 ) r

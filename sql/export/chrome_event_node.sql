@@ -10,16 +10,14 @@ SELECT
   'EventRecord' AS name,
   -- device as process, drawn stream as thread
   g.device_id AS pid,
-  chrome_tid(CASE WHEN g.graph_node_id <> 0 AND g.logical_lane IS NOT NULL
-                   AND g.logical_lane <> g.stream_id THEN g.logical_lane ELSE g.stream_id END) AS tid,
+  chrome_tid(drawn_lane(g.graph_node_id, g.logical_lane, g.stream_id)) AS tid,
   -- start and duration, µs
   greatest(CAST(g.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   greatest(CAST(g.end_ns - g.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
   -- ids
   g.device_id AS "args.device",
   g.context_id AS "args.context",
-  CASE WHEN g.graph_node_id <> 0 AND g.logical_lane IS NOT NULL
-        AND g.logical_lane <> g.stream_id THEN g.logical_lane ELSE g.stream_id END AS "args.stream",
+  drawn_lane(g.graph_node_id, g.logical_lane, g.stream_id) AS "args.stream",
   g.correlation_id AS "args.correlation",
   -- graph id / lower 32 bits of the node id, when graphed
   CASE WHEN g.graph_id <> 0 THEN g.graph_id END AS "args.graph id",
@@ -29,8 +27,7 @@ SELECT
   -- the recorded cudaEvent handle, hex
   chrome_hex(r.cuda_event) AS "args.cuda event",
   -- the CUDA stream of a moved op
-  CASE WHEN g.graph_node_id <> 0 AND g.logical_lane IS NOT NULL
-        AND g.logical_lane <> g.stream_id THEN g.stream_id END AS "args.original_stream"
+  NULLIF(g.stream_id, drawn_lane(g.graph_node_id, g.logical_lane, g.stream_id)) AS "args.original_stream"
 FROM graph_event_node g
 CROSS JOIN chrome_base b
 LEFT JOIN (

@@ -11,16 +11,14 @@ SELECT
        ELSE concat('HostNode: ', h.host_fn) END AS name,
   -- device as process, drawn stream as thread
   h.device_id AS pid,
-  chrome_tid(CASE WHEN h.graph_node_id <> 0 AND h.logical_lane IS NOT NULL
-                   AND h.logical_lane <> h.stream_id THEN h.logical_lane ELSE h.stream_id END) AS tid,
+  chrome_tid(drawn_lane(h.graph_node_id, h.logical_lane, h.stream_id)) AS tid,
   -- start and duration, µs
   greatest(CAST(h.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   greatest(CAST(h.end_ns - h.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
   -- ids
   h.device_id AS "args.device",
   h.context_id AS "args.context",
-  CASE WHEN h.graph_node_id <> 0 AND h.logical_lane IS NOT NULL
-        AND h.logical_lane <> h.stream_id THEN h.logical_lane ELSE h.stream_id END AS "args.stream",
+  drawn_lane(h.graph_node_id, h.logical_lane, h.stream_id) AS "args.stream",
   h.correlation_id AS "args.correlation",
   -- the host process and thread that ran the callback
   h.process_id AS "args.host process",
@@ -36,7 +34,6 @@ SELECT
        WHEN h.host_fn_addr < 0 THEN concat('-', chrome_hex(CAST(-h.host_fn_addr AS BIGINT UNSIGNED)))
   END AS "args.host fn addr",
   -- the CUDA stream of a moved op
-  CASE WHEN h.graph_node_id <> 0 AND h.logical_lane IS NOT NULL
-        AND h.logical_lane <> h.stream_id THEN h.stream_id END AS "args.original_stream"
+  NULLIF(h.stream_id, drawn_lane(h.graph_node_id, h.logical_lane, h.stream_id)) AS "args.original_stream"
 FROM graph_host_node h
 CROSS JOIN chrome_base b

@@ -13,8 +13,7 @@ SELECT
   k.name,
   -- device as process, drawn stream as thread (absolute value)
   k.device_id AS pid,
-  chrome_tid(CASE WHEN k.graph_node_id <> 0 AND k.logical_lane IS NOT NULL
-                   AND k.logical_lane <> k.stream_id THEN k.logical_lane ELSE k.stream_id END) AS tid,
+  chrome_tid(drawn_lane(k.graph_node_id, k.logical_lane, k.stream_id)) AS tid,
   -- start and duration, µs from the trace base, never negative
   greatest(CAST(k.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   greatest(CAST(k.end_ns - k.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
@@ -22,8 +21,7 @@ SELECT
   k.device_id AS "args.device",
   k.context_id AS "args.context",
   -- the drawn stream (the lane when moved)
-  CASE WHEN k.graph_node_id <> 0 AND k.logical_lane IS NOT NULL
-        AND k.logical_lane <> k.stream_id THEN k.logical_lane ELSE k.stream_id END AS "args.stream",
+  drawn_lane(k.graph_node_id, k.logical_lane, k.stream_id) AS "args.stream",
   k.correlation_id AS "args.correlation",
   -- launch geometry as [x, y, z]
   k.grid_x AS "args.grid[0]",
@@ -47,7 +45,6 @@ SELECT
   k.annotation AS "args.*annotation",
   k.metadata AS "args.*metadata",
   -- the CUDA stream of a moved op
-  CASE WHEN k.graph_node_id <> 0 AND k.logical_lane IS NOT NULL
-        AND k.logical_lane <> k.stream_id THEN k.stream_id END AS "args.original_stream"
+  NULLIF(k.stream_id, drawn_lane(k.graph_node_id, k.logical_lane, k.stream_id)) AS "args.original_stream"
 FROM kernel k
 CROSS JOIN chrome_base b

@@ -10,16 +10,14 @@ SELECT
   'Memcpy' AS name,
   -- device as process, drawn stream as thread
   m.device_id AS pid,
-  chrome_tid(CASE WHEN m.graph_node_id <> 0 AND m.logical_lane IS NOT NULL
-                   AND m.logical_lane <> m.stream_id THEN m.logical_lane ELSE m.stream_id END) AS tid,
+  chrome_tid(drawn_lane(m.graph_node_id, m.logical_lane, m.stream_id)) AS tid,
   -- start and duration, µs
   greatest(CAST(m.start_ns - b.base_ns AS DOUBLE) / 1000.0, 0.0) AS ts,
   greatest(CAST(m.end_ns - m.start_ns AS DOUBLE) / 1000.0, 0.0) AS dur,
   -- ids
   m.device_id AS "args.device",
   m.context_id AS "args.context",
-  CASE WHEN m.graph_node_id <> 0 AND m.logical_lane IS NOT NULL
-        AND m.logical_lane <> m.stream_id THEN m.logical_lane ELSE m.stream_id END AS "args.stream",
+  drawn_lane(m.graph_node_id, m.logical_lane, m.stream_id) AS "args.stream",
   m.correlation_id AS "args.correlation",
   -- bytes copied
   m.bytes AS "args.bytes",
@@ -42,7 +40,6 @@ SELECT
   m.annotation AS "args.*annotation",
   m.metadata AS "args.*metadata",
   -- the CUDA stream of a moved op
-  CASE WHEN m.graph_node_id <> 0 AND m.logical_lane IS NOT NULL
-        AND m.logical_lane <> m.stream_id THEN m.stream_id END AS "args.original_stream"
+  NULLIF(m.stream_id, drawn_lane(m.graph_node_id, m.logical_lane, m.stream_id)) AS "args.original_stream"
 FROM gpu_memcpy m
 CROSS JOIN chrome_base b

@@ -1,10 +1,11 @@
 //! Scalar functions the `sql/export/` plans call where SQL has no word for the reference's
-//! Python: `chrome_tid` (its `_export_tid`) and `chrome_hex` (`hex()`). How values are
+//! Python: `chrome_tid` (its `_export_tid`), `chrome_hex` (`hex()`), and `drawn_lane`, the
+//! one definition of the lane a GPU op is drawn on. How values are
 //! written (lists, annotation spreads, names) is the sinks' business, not these functions'.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{AsArray, Int64Array, StringBuilder};
+use datafusion::arrow::array::{Array, AsArray, Int64Array, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Int64Type, UInt64Type};
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
@@ -26,6 +27,13 @@ pub fn export_udfs() -> Vec<ScalarUDF> {
             Volatility::Immutable,
             Arc::new(chrome_hex),
         ),
+        create_udf(
+            "drawn_lane",
+            vec![DataType::Int64, DataType::Int64, DataType::Int64],
+            DataType::Int64,
+            Volatility::Immutable,
+            Arc::new(drawn_lane),
+        ),
     ]
 }
 
@@ -33,6 +41,30 @@ fn chrome_tid(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
     let arrays = ColumnarValue::values_to_arrays(args)?;
     let input = arrays[0].as_primitive::<Int64Type>();
     let out: Int64Array = input.unary(|t| if t == i64::MIN { 0 } else { t.abs() });
+    Ok(ColumnarValue::Array(Arc::new(out)))
+}
+
+/// `drawn_lane(graph_node_id, logical_lane, stream_id)`: the lane a GPU op is drawn on. A
+/// graphed op (graph_node_id <> 0) whose resolver lane (`logical_lane`) differs from its
+/// stream is moved onto that lane; every other op stays on its stream (NULL when the stream
+/// is). The reference's rule; the op was moved exactly when the result differs from its
+/// stream.
+fn drawn_lane(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
+    let arrays = ColumnarValue::values_to_arrays(args)?;
+    let [node, lane, stream] = [0, 1, 2].map(|i| arrays[i].as_primitive::<Int64Type>());
+    let out: Int64Array = (0..stream.len())
+        .map(|i| {
+            let moved = node.is_valid(i)
+                && node.value(i) != 0
+                && lane.is_valid(i)
+                && stream.is_valid(i)
+                && lane.value(i) != stream.value(i);
+            match moved {
+                true => Some(lane.value(i)),
+                false => stream.is_valid(i).then(|| stream.value(i)),
+            }
+        })
+        .collect();
     Ok(ColumnarValue::Array(Arc::new(out)))
 }
 
