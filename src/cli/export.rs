@@ -6,7 +6,10 @@ use std::time::Instant;
 
 use anyhow::bail;
 use clap::Args;
-use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig, RowFilter};
+use tracesql::export::{
+    export_chrome, export_merged_chrome, export_pftrace, Align, ExportConfig, MergeConfig,
+    PftraceConfig, RowFilter,
+};
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
 /// Perfetto UI), equal in content to the reference exporter's: GPU ops, API calls, flows,
@@ -22,10 +25,18 @@ use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfi
 /// launched a kept op); --sql runs a script that may redefine tables first, e.g.
 ///   CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;
 /// See docs/export-filter.md.
+///
+/// An archive (e.g. rank=R/window_id=N/ folders) is exported as one merged trace: every
+/// window's processes and GPU lanes named after its partition (`rank 3 · python`), their ids
+/// kept apart, flows within their window, times on the first window's clock (--align);
+/// --where conjuncts over partition columns pick windows ("rank in (0,1) AND ..."), the
+/// others narrow each window. The shifts applied are printed and recorded in the trace's
+/// `tracesqlMerge` member.
+///   tracesql export --window runs/dlrm --output merged.json.gz --align collectives
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
-    /// The window directory (with its cpu_trace.json.gz)
+    /// The window directory (with its cpu_trace.json.gz), or an archive to merge
     #[arg(short, long, value_name = "DIR")]
     window: PathBuf,
     /// The trace file to write (atomically): .pftrace for Perfetto protobuf, else Chrome
@@ -59,6 +70,13 @@ pub struct ExportArgs {
     /// `CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;`
     #[arg(long = "sql", value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Merged exports: how the windows' clocks are aligned. wall: as recorded; collectives:
+    /// each window shifted by the median offset that makes its NCCL kernels (matched per
+    /// process group, else per name, in order) end when the first window's do; FILE: offsets
+    /// in ns per partition, lines `rank=1 -1500` (units ns, us, ms, s allowed; # comments)
+    /// or a JSON object {"rank=1": -1500}
+    #[arg(long, value_name = "wall|collectives|FILE", default_value = "wall")]
+    align: String,
 }
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
@@ -73,6 +91,42 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         script: args.script,
     };
     let started = Instant::now();
+    let archive = tracesql::window::find_windows(&args.window)
+        .is_ok_and(|found| !found.partition_keys.is_empty());
+    if archive {
+        if pftrace {
+            bail!("a merged export of an archive writes Chrome JSON (.json or .json.gz) so far");
+        }
+        let summary = export_merged_chrome(&MergeConfig {
+            archive: args.window,
+            output: args.output.clone(),
+            trace_name: args.trace_name,
+            filter,
+            align: Align::parse(&args.align),
+        })
+        .await?;
+        for w in &summary.windows {
+            let matched = match w.matched {
+                Some(n) => format!(" ({n} collectives)"),
+                None => String::new(),
+            };
+            eprintln!(
+                "{}: offset {} ns{matched}, shift {} ns, {} events",
+                w.partition, w.offset_ns, w.shift_ns, w.events
+            );
+        }
+        eprintln!(
+            "wrote {} events of {} windows to {} in {:.2} s",
+            summary.events,
+            summary.windows.len(),
+            args.output.display(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(());
+    }
+    if args.align != "wall" {
+        bail!("--align applies to an archive's merged export; {} is one window", args.window.display());
+    }
     let summary = if pftrace {
         export_pftrace(&PftraceConfig {
             window: args.window,

@@ -28,6 +28,8 @@ use crate::Result;
 pub(crate) struct SegmentSink {
     pub dir: PathBuf,
     pub gzip: bool,
+    /// the window's renaming in a merged trace (None: events as they are)
+    pub remap: Option<std::sync::Arc<crate::sink::chrome::Remap>>,
 }
 
 /// A segment (or anything) still to be computed.
@@ -54,7 +56,7 @@ impl SegmentSink {
         } else {
             SegmentOut::Plain(file)
         };
-        Ok(ChromeWriter::segment(out))
+        Ok(ChromeWriter::segment(out).with_remap(self.remap.clone()))
     }
 
     /// The stretch `writer` encoded.
@@ -78,6 +80,31 @@ impl SegmentSink {
             return (bytes.to_vec(), Checksum::default());
         }
         gzip::piece_of(bytes, Compression::fast())
+    }
+
+    /// The non-empty `segments` joined in order into one (a merged trace's window).
+    pub fn concat(&self, segments: Vec<Segment>) -> Result<Segment> {
+        let mut file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let io = |e| Error::io(&self.dir, e);
+        let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
+        let (mut sum, mut events, mut span) = (Checksum::default(), 0, None);
+        for mut segment in segments.into_iter().filter(|s| s.events > 0) {
+            if events > 0 {
+                file.write_all(&comma).map_err(io)?;
+                sum.then(&comma_sum);
+            }
+            segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
+            std::io::copy(&mut segment.file, &mut file).map_err(io)?;
+            sum.then(&segment.sum);
+            events += segment.events;
+            span = Span::merge(span, segment.span);
+        }
+        Ok(Segment {
+            file,
+            sum,
+            events,
+            span,
+        })
     }
 
     /// Write the document: the non-empty `segments` in order in `frame` (the sink's bytes:
