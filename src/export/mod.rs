@@ -136,8 +136,6 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
 pub(crate) struct EncodedWindow {
     /// the CPU trace's top-level members (key, JSON text; None: `traceEvents`'s place)
     pub members: Vec<(String, Option<String>)>,
-    /// the CPU trace's `baseTimeNanoseconds` (or the base the reference uses without it)
-    pub base_ns: i64,
     pub segments: Vec<Segment>,
     pub sink: SegmentSink,
 }
@@ -210,7 +208,6 @@ pub(crate) async fn encode_window(
     let members = (doc.members())
         .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
         .collect();
-    let base_ns = doc.base_ns;
     drop(doc);
     drop(text);
     crate::memory::return_free_memory();
@@ -229,7 +226,6 @@ pub(crate) async fn encode_window(
     started.report("encode");
     Ok(EncodedWindow {
         members,
-        base_ns,
         segments,
         sink,
     })
