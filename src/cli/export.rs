@@ -7,8 +7,8 @@ use std::time::Instant;
 use anyhow::bail;
 use clap::Args;
 use tracesql::export::{
-    export_chrome, export_merged_chrome, export_pftrace, Align, ExportConfig, MergeConfig,
-    PftraceConfig, RowFilter,
+    export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, Align,
+    ExportConfig, MergeConfig, PftraceConfig, RowFilter,
 };
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
@@ -94,30 +94,46 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
     let archive = tracesql::window::find_windows(&args.window)
         .is_ok_and(|found| !found.partition_keys.is_empty());
     if archive {
-        if pftrace {
-            bail!("a merged export of an archive writes Chrome JSON (.json or .json.gz) so far");
-        }
-        let summary = export_merged_chrome(&MergeConfig {
-            archive: args.window,
+        let merge = MergeConfig {
+            archive: args.window.clone(),
             output: args.output.clone(),
             trace_name: args.trace_name,
-            filter,
+            filter: filter.clone(),
             align: Align::parse(&args.align),
-        })
-        .await?;
+        };
+        let summary = match pftrace {
+            true => {
+                let single = PftraceConfig {
+                    window: args.window,
+                    output: args.output.clone(),
+                    compression_level: args.compression_level,
+                    arch: args.arch,
+                    process_id: args.process_id,
+                    process_name: args.process_name,
+                    filter,
+                };
+                export_merged_pftrace(&merge, &single).await?
+            }
+            false => export_merged_chrome(&merge).await?,
+        };
         for w in &summary.windows {
             let matched = match w.matched {
                 Some(n) => format!(" ({n} collectives)"),
                 None => String::new(),
             };
             eprintln!(
-                "{}: offset {} ns{matched}, shift {} ns, {} events",
-                w.partition, w.offset_ns, w.shift_ns, w.events
+                "{}: offset {} ns{matched}, shift {} ns, {} {}",
+                w.partition,
+                w.offset_ns,
+                w.shift_ns,
+                w.events,
+                if pftrace { "packets" } else { "events" }
             );
         }
         eprintln!(
-            "wrote {} events of {} windows to {} in {:.2} s",
+            "wrote {} {} of {} windows to {} in {:.2} s",
             summary.events,
+            if pftrace { "packets" } else { "events" },
             summary.windows.len(),
             args.output.display(),
             started.elapsed().as_secs_f64()

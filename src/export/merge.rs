@@ -180,7 +180,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
 }
 
 /// The `tracesqlMerge` member: how each window was renamed and shifted.
-fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_json::Value {
+pub(super) fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_json::Value {
     let windows: Vec<serde_json::Value> = (windows.iter().enumerate())
         .map(|(ordinal, w)| {
             serde_json::json!({
@@ -204,7 +204,7 @@ fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_json::Value {
 }
 
 /// `rank=3/window_id=000001`
-fn partition_path(window: &WindowDir) -> String {
+pub(super) fn partition_path(window: &WindowDir) -> String {
     (window.partitions.iter())
         .map(|(k, v)| format!("{k}={v}"))
         .collect::<Vec<_>>()
@@ -214,7 +214,7 @@ fn partition_path(window: &WindowDir) -> String {
 /// What each window's tracks are named after: its partition values that differ between the
 /// windows (`rank 3`; `window 000002` for several windows of one rank; `host=h1 rank 3`),
 /// else its rank, else its whole partition path.
-fn labels(windows: &[&WindowDir]) -> Vec<String> {
+pub(super) fn labels(windows: &[&WindowDir]) -> Vec<String> {
     let keys: Vec<&str> = (windows[0].partitions.iter())
         .map(|(k, _)| k.as_str())
         .collect();
@@ -249,7 +249,7 @@ fn labels(windows: &[&WindowDir]) -> Vec<String> {
 /// The windows `filter`'s predicate keeps, and the filter each is exported with: the
 /// predicate's top-level conjuncts that read only partition columns pick windows; the others
 /// (over GPU ops and API calls) narrow every window.
-async fn select_windows<'w>(
+pub(super) async fn select_windows<'w>(
     keys: &[String],
     windows: &'w [WindowDir],
     filter: &RowFilter,

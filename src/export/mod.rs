@@ -9,6 +9,7 @@ mod align;
 mod filter;
 mod manifest;
 mod merge;
+mod merge_pftrace;
 mod pftrace;
 mod segments;
 mod session;
@@ -23,7 +24,8 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
-pub use merge::{export_merged_chrome, Align, MergeConfig, MergeSummary};
+pub use merge::{export_merged_chrome, Align, MergeConfig, MergeSummary, MergedWindow};
+pub use merge_pftrace::export_merged_pftrace;
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
 

@@ -4,8 +4,9 @@
 //! [`Remap`] writes the events untouched (the single-window export).
 //!
 //! What changes, for the window at position `ordinal` of the merged trace:
-//! - `pid`: a number `p` becomes `(ordinal + 1) * 2^23 + p` (Linux pids are below 2^22; a
-//!   pid outside [-2^22, 2^22) is an error), text becomes `"<prefix><text>"`;
+//! - `pid`: a number `p` becomes `(ordinal + 1) * 2^24 + p` (Linux pids are below 2^22; a
+//!   pid outside [-2^22, 2^22) becomes `(ordinal + 1) * 2^24 + 2^22 + p mod 2^22`), text
+//!   becomes `"<prefix><text>"`;
 //! - `ts`: shifted by `shift_ns` (µs, rounded to the nanosecond);
 //! - `id` of a flow event (`s`, `t`, `f`): plus `ordinal * 2^42` (the window's own ids are
 //!   below 2^42: correlation ids, graph edges from 2^40);
@@ -25,8 +26,19 @@ use serde_json::Value;
 use crate::error::Error;
 use crate::Result;
 
-/// Numeric pids of window `ordinal` live in `[(ordinal + 0.5), (ordinal + 1.5)) * PID_STRIDE`.
-pub const PID_STRIDE: i64 = 1 << 23;
+/// Numeric pids of window `ordinal` live in `[(ordinal + 0.75), (ordinal + 1.5)) * PID_STRIDE`.
+pub const PID_STRIDE: i64 = 1 << 24;
+/// Pids in `[-PID_RANGE, PID_RANGE)` keep their value apart from the window's offset.
+const PID_RANGE: i64 = 1 << 22;
+
+/// Pid `pid` of window `ordinal` in a merged trace.
+pub fn merged_pid(ordinal: u32, pid: i64) -> i64 {
+    let base = (i64::from(ordinal) + 1) * PID_STRIDE;
+    match (-PID_RANGE..PID_RANGE).contains(&pid) {
+        true => base + pid,
+        false => base + PID_RANGE + pid.rem_euclid(PID_RANGE),
+    }
+}
 /// Flow ids of window `ordinal` live in `[ordinal, ordinal + 1) * FLOW_STRIDE`.
 pub const FLOW_STRIDE: i64 = 1 << 42;
 /// Process sort indexes of window `ordinal` are `ordinal * SORT_STRIDE` plus their own.
@@ -46,12 +58,7 @@ pub struct Remap {
 impl Remap {
     /// A numeric pid, renamed.
     pub fn pid(&self, pid: i64) -> Result<i64> {
-        if !(-PID_STRIDE / 2..PID_STRIDE / 2).contains(&pid) {
-            return Err(Error::Usage(format!(
-                "pid {pid}: outside [-2^22, 2^22), so it cannot be kept apart in a merged trace"
-            )));
-        }
-        Ok((i64::from(self.ordinal) + 1) * PID_STRIDE + pid)
+        Ok(merged_pid(self.ordinal, pid))
     }
 
     /// A flow id, renamed.
@@ -296,7 +303,8 @@ mod tests {
                 .unwrap();
         assert_eq!(flow["id"], 2 * FLOW_STRIDE + 9);
         assert_eq!(flow["pid"], "rank 2 · GPU");
-        assert!(r.pid(1 << 22).is_err() && r.flow_id(-1).is_err());
+        assert_eq!(r.pid(i64::from(i32::MAX)).unwrap(), 3 * PID_STRIDE + (1 << 23) - 1);
+        assert!(r.flow_id(-1).is_err());
     }
 
     #[test]
