@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::bail;
 use clap::Args;
 use tracesql::export::{
-    export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, Align,
+    split, export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, Align,
     ExportConfig, MergeConfig, PftraceConfig, RowFilter,
 };
 
@@ -77,6 +77,11 @@ pub struct ExportArgs {
     /// or a JSON object {"rank=1": -1500}
     #[arg(long, value_name = "wall|collectives|FILE", default_value = "wall")]
     align: String,
+    /// Split a Chrome trace into parts of at most SIZE of uncompressed JSON each (500MB,
+    /// 1.5GB): NAME.part001.json.gz, ... each a complete trace covering a time range, and
+    /// NAME.parts.json listing them; a flow whose ends fall in different parts is left out
+    #[arg(long, value_name = "SIZE")]
+    max_size: Option<String>,
 }
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
@@ -86,11 +91,85 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         Some("pftrace") => true,
         Some(other) => bail!("unknown export format `{other}` (expected chrome or pftrace)"),
     };
-    let filter = RowFilter {
-        predicate: args.predicate,
-        script: args.script,
-    };
     let started = Instant::now();
+    let budget = args.max_size.as_deref().map(split::parse_size).transpose()?;
+    if budget.is_some() && pftrace {
+        bail!("--max-size splits Chrome JSON exports (.json, .json.gz) so far");
+    }
+    let final_output = args.output.clone();
+    // Split: the whole trace goes to a temporary JSON beside the parts first.
+    let whole = match budget {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix(".tracesql-whole-")
+                .suffix(".json")
+                .tempfile_in(output_dir(&final_output))?,
+        ),
+        None => None,
+    };
+    let mut args = args;
+    if let Some(whole) = &whole {
+        args.trace_name.get_or_insert_with(|| final_output.display().to_string());
+        args.output = whole.path().to_path_buf();
+    }
+    let events = export(args, pftrace, started).await?;
+    match (whole, budget) {
+        (Some(whole), Some(budget)) => {
+            let s = split::split_chrome(whole.path(), &final_output, budget)?;
+            for p in &s.parts {
+                eprintln!(
+                    "{}: {} events from {:.3} µs to {:.3} µs, {} bytes",
+                    p.file.display(),
+                    p.events,
+                    p.start_us,
+                    p.last_us,
+                    p.bytes
+                );
+            }
+            eprintln!(
+                "split into {} parts of at most {budget} bytes ({} flows across parts left out, {} events); listed in {} ({:.2} s)",
+                s.parts.len(),
+                s.cut_flows,
+                s.cut_flow_events,
+                s.index.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        _ if !pftrace => {
+            if let Some(bytes) = events.bytes.filter(|b| *b > HINT_BYTES) {
+                eprintln!(
+                    "hint: {} holds {:.1} GB of JSON, more than Perfetto UI loads well; \
+                     --max-size 500MB splits it into parts",
+                    final_output.display(),
+                    bytes as f64 / 1e9
+                );
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Exports above this many bytes of JSON get a hint to split them.
+const HINT_BYTES: u64 = 1_000_000_000;
+
+fn output_dir(output: &std::path::Path) -> PathBuf {
+    match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Bytes of the document written (uncompressed), where known.
+struct Written {
+    bytes: Option<u64>,
+}
+
+async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Result<Written> {
+    let filter = RowFilter {
+        predicate: args.predicate.clone(),
+        script: args.script.clone(),
+    };
     let archive = tracesql::window::find_windows(&args.window)
         .is_ok_and(|found| !found.partition_keys.is_empty());
     if archive {
@@ -138,7 +217,9 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
             args.output.display(),
             started.elapsed().as_secs_f64()
         );
-        return Ok(());
+        return Ok(Written {
+            bytes: summary.bytes,
+        });
     }
     if args.align != "wall" {
         bail!("--align applies to an archive's merged export; {} is one window", args.window.display());
@@ -170,5 +251,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         args.output.display(),
         started.elapsed().as_secs_f64()
     );
-    Ok(())
+    Ok(Written {
+        bytes: summary.bytes,
+    })
 }

@@ -77,6 +77,8 @@ pub struct MergeConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MergeSummary {
     pub events: u64,
+    /// the document's bytes before compression (Chrome: its events'; .pftrace: its packets')
+    pub bytes: Option<u64>,
     pub windows: Vec<MergedWindow>,
 }
 
@@ -127,6 +129,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
     let mut first_members = None;
     let (mut parts, mut merged) = (Vec::new(), Vec::new());
     let mut join_sink = None;
+    let mut bytes = 0u64;
     for (ordinal, window) in windows.iter().enumerate() {
         let Offset { offset_ns, matched } = offsets[ordinal];
         let mut shift_ns = 0;
@@ -142,6 +145,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
         })
         .await?;
         let events = encoded.events();
+        bytes += encoded.bytes() + 1;
         let sink = join_sink.get_or_insert_with(|| {
             let mut sink = encoded.sink.clone();
             sink.remap = None;
@@ -175,6 +179,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
     file.commit()?;
     Ok(MergeSummary {
         events: merged.iter().map(|w| w.events).sum(),
+        bytes: Some(bytes),
         windows: merged,
     })
 }

@@ -233,10 +233,12 @@ async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<Me
         drop(part);
         crate::memory::return_free_memory();
     }
+    let bytes = w.uncompressed_bytes();
     w.finish().map_err(io)?;
     file.commit()?;
     Ok(MergeSummary {
         events: merged.iter().map(|w| w.events).sum(),
+        bytes: Some(bytes),
         windows: merged,
     })
 }

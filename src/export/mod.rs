@@ -14,6 +14,7 @@ mod pftrace;
 mod segments;
 mod session;
 mod shared_rows;
+pub mod split;
 mod udf;
 
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub struct ExportConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportSummary {
     pub events: u64,
+    /// the document's bytes before compression (Chrome: its events'; .pftrace: its packets')
+    pub bytes: Option<u64>,
 }
 
 /// The Chrome plans that read held rows, in the order they run one after another (the
@@ -127,11 +130,14 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     let frame = Frame::new(encoded.frame_members(), &trace_name);
     let started = crate::profile::Clock::start();
     let mut file = AtomicFile::create(&config.output)?;
-    let events = encoded.events();
+    let (events, bytes) = (encoded.events(), encoded.bytes());
     (encoded.sink).join(file.file(), &frame, encoded.segments, &config.output)?;
     file.commit()?;
     started.report("join");
-    Ok(ExportSummary { events })
+    Ok(ExportSummary {
+        events,
+        bytes: Some(bytes),
+    })
 }
 
 /// One window's events encoded, in document order, ready to be joined into a document.
@@ -149,6 +155,12 @@ impl EncodedWindow {
 
     pub fn events(&self) -> u64 {
         self.segments.iter().map(|s| s.events).sum()
+    }
+
+    /// The events' bytes, with their separators.
+    pub fn bytes(&self) -> u64 {
+        let written = self.segments.iter().filter(|s| s.events > 0);
+        written.map(|s| s.bytes + 1).sum::<u64>().saturating_sub(1)
     }
 }
 

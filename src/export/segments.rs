@@ -45,6 +45,8 @@ pub(crate) struct Segment {
     sum: Checksum,
     pub events: u64,
     pub span: Option<Span>,
+    /// its bytes before compression
+    pub bytes: u64,
 }
 
 impl SegmentSink {
@@ -61,7 +63,7 @@ impl SegmentSink {
 
     /// The stretch `writer` encoded.
     pub fn finish(&self, writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
-        let (events, span) = (writer.events(), writer.span());
+        let (events, span, bytes) = (writer.events(), writer.span(), writer.bytes());
         let (file, sum) = match writer.finish_segment()? {
             SegmentOut::Plain(file) => (file, Checksum::default()),
             SegmentOut::Gzip(piece) => piece.finish().map_err(Error::Write)?,
@@ -71,6 +73,7 @@ impl SegmentSink {
             sum,
             events,
             span,
+            bytes,
         })
     }
 
@@ -88,11 +91,14 @@ impl SegmentSink {
         let io = |e| Error::io(&self.dir, e);
         let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
         let (mut sum, mut events, mut span) = (Checksum::default(), 0, None);
+        let mut bytes = 0;
         for mut segment in segments.into_iter().filter(|s| s.events > 0) {
             if events > 0 {
                 file.write_all(&comma).map_err(io)?;
                 sum.then(&comma_sum);
+                bytes += Frame::SEPARATOR.len() as u64;
             }
+            bytes += segment.bytes;
             segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
             std::io::copy(&mut segment.file, &mut file).map_err(io)?;
             sum.then(&segment.sum);
@@ -104,6 +110,7 @@ impl SegmentSink {
             sum,
             events,
             span,
+            bytes,
         })
     }
 

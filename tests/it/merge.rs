@@ -427,7 +427,7 @@ fn renamed(
     }
     if let Some(e) = &mut p.track_event {
         e.track_uuid = e.track_uuid.map(|u| u ^ mask);
-        for c in &mut e.gpu_correlation {
+        if let Some(c) = &mut e.gpu_correlation {
             c.render_stage_submission_event_ids.iter_mut().for_each(event_id);
         }
     }

@@ -53,6 +53,8 @@ pub struct ChromeWriter<W: Write> {
     buf: Vec<u8>,
     events: u64,
     span: Option<Span>,
+    /// bytes handed to `out` so far
+    flushed: u64,
     /// the window's renaming in a merged trace; None writes events as they are
     remap: Option<std::sync::Arc<Remap>>,
 }
@@ -120,6 +122,7 @@ impl<W: Write> ChromeWriter<W> {
             buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
             events: 0,
             span: None,
+            flushed: 0,
             remap: None,
         }
     }
@@ -141,6 +144,11 @@ impl<W: Write> ChromeWriter<W> {
     /// Events written so far.
     pub fn events(&self) -> u64 {
         self.events
+    }
+
+    /// Bytes written so far (before any compression by the underlying writer).
+    pub fn bytes(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
     }
 
     /// The extent of the duration events outside the `Trace` category written so far
@@ -289,6 +297,7 @@ impl<W: Write> ChromeWriter<W> {
 
     fn flush_buf(&mut self) -> Result<()> {
         self.out.write_all(&self.buf).map_err(io_error)?;
+        self.flushed += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
     }
