@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use clap::Args;
 use tracesql::export::{
     split, export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, Align,
@@ -103,7 +103,10 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
             tempfile::Builder::new()
                 .prefix(".tracesql-whole-")
                 .suffix(".json")
-                .tempfile_in(output_dir(&final_output))?,
+                .tempfile_in(output_dir(&final_output))
+                .with_context(|| {
+                    format!("{}: cannot write there", output_dir(&final_output).display())
+                })?,
         ),
         None => None,
     };
