@@ -7,7 +7,7 @@ use std::time::Instant;
 use anyhow::{bail, Context};
 use clap::Args;
 use tracesql::export::{
-    split, export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, Align,
+    export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, split, Align,
     ExportConfig, MergeConfig, PftraceConfig, RowFilter,
 };
 
@@ -92,7 +92,11 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         Some(other) => bail!("unknown export format `{other}` (expected chrome or pftrace)"),
     };
     let started = Instant::now();
-    let budget = args.max_size.as_deref().map(split::parse_size).transpose()?;
+    let budget = args
+        .max_size
+        .as_deref()
+        .map(split::parse_size)
+        .transpose()?;
     if budget.is_some() && pftrace {
         bail!("--max-size splits Chrome JSON exports (.json, .json.gz) so far");
     }
@@ -105,14 +109,18 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
                 .suffix(".json")
                 .tempfile_in(output_dir(&final_output))
                 .with_context(|| {
-                    format!("{}: cannot write there", output_dir(&final_output).display())
+                    format!(
+                        "{}: cannot write there",
+                        output_dir(&final_output).display()
+                    )
                 })?,
         ),
         None => None,
     };
     let mut args = args;
     if let Some(whole) = &whole {
-        args.trace_name.get_or_insert_with(|| final_output.display().to_string());
+        args.trace_name
+            .get_or_insert_with(|| final_output.display().to_string());
         args.output = whole.path().to_path_buf();
     }
     let events = export(args, pftrace, started).await?;
@@ -225,7 +233,10 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
         });
     }
     if args.align != "wall" {
-        bail!("--align applies to an archive's merged export; {} is one window", args.window.display());
+        bail!(
+            "--align applies to an archive's merged export; {} is one window",
+            args.window.display()
+        );
     }
     let summary = if pftrace {
         export_pftrace(&PftraceConfig {

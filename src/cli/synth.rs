@@ -31,7 +31,12 @@ pub struct SynthArgs {
     #[arg(long, value_name = "PARTS", value_delimiter = ',')]
     without: Vec<String>,
     /// Shift every timestamp by this many ns (the same window seen by an offset clock)
-    #[arg(long, value_name = "NS", default_value_t = 0, allow_negative_numbers = true)]
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
     clock_offset_ns: i64,
 }
 

@@ -141,9 +141,8 @@ fn process_group(metadata: &str) -> Option<String> {
 /// The offsets a file gives (see the module docs), in the windows' order.
 fn from_file(path: &Path, partitions: &[String]) -> Result<Vec<Offset>> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    let bad = |line: usize, what: String| {
-        Error::Usage(format!("{}:{line}: {what}", path.display()))
-    };
+    let bad =
+        |line: usize, what: String| Error::Usage(format!("{}:{line}: {what}", path.display()));
     let mut given: Vec<(String, i64)> = Vec::new();
     if text.trim_start().starts_with('{') {
         let value: serde_json::Map<String, serde_json::Value> =
@@ -169,7 +168,9 @@ fn from_file(path: &Path, partitions: &[String]) -> Result<Vec<Offset>> {
             let ns = parse_duration_ns(offset).ok_or_else(|| {
                 bad(
                     i + 1,
-                    format!("`{offset}`: expected an integer with an optional unit ns, us, ms or s"),
+                    format!(
+                        "`{offset}`: expected an integer with an optional unit ns, us, ms or s"
+                    ),
                 )
             })?;
             given.push((partition.trim_matches('/').to_string(), ns));
@@ -235,9 +236,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("offsets.txt");
         std::fs::write(&path, "# rank offsets\nrank=0 0\nrank=1 -2us\n").unwrap();
-        let partitions = ["rank=0/window_id=000001".to_string(), "rank=1/window_id=000001".into()];
+        let partitions = [
+            "rank=0/window_id=000001".to_string(),
+            "rank=1/window_id=000001".into(),
+        ];
         let got = from_file(&path, &partitions).unwrap();
-        assert_eq!(got.iter().map(|o| o.offset_ns).collect::<Vec<_>>(), [0, -2000]);
+        assert_eq!(
+            got.iter().map(|o| o.offset_ns).collect::<Vec<_>>(),
+            [0, -2000]
+        );
         std::fs::write(&path, r#"{"rank=1/window_id=000001": 7}"#).unwrap();
         let err = from_file(&path, &partitions).unwrap_err().to_string();
         assert!(err.contains("rank=0/window_id=000001"), "{err}");

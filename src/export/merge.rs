@@ -171,8 +171,8 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
         .map(|(k, v)| (k.as_str(), v.as_deref()))
         .collect();
     members.push(("tracesqlMerge", Some(&record)));
-    let trace_name = (config.trace_name.clone())
-        .unwrap_or_else(|| config.output.display().to_string());
+    let trace_name =
+        (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
     let frame = Frame::new(members, &trace_name);
     let mut file = AtomicFile::create(&config.output)?;
     sink.join(file.file(), &frame, parts, &config.output)?;
@@ -309,7 +309,15 @@ fn conjuncts(predicate: &str) -> Result<Vec<String>> {
                 split(*left, out);
                 split(*right, out);
             }
-            Expr::Nested(inner) if matches!(*inner, Expr::BinaryOp { op: BinaryOperator::And, .. }) => {
+            Expr::Nested(inner)
+                if matches!(
+                    *inner,
+                    Expr::BinaryOp {
+                        op: BinaryOperator::And,
+                        ..
+                    }
+                ) =>
+            {
                 split(*inner, out)
             }
             other => out.push(other.to_string()),

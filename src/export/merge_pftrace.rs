@@ -18,7 +18,9 @@ use std::sync::Arc;
 use prost::Message;
 
 use super::align::{self, Offset};
-use super::merge::{labels, partition_path, select_windows, MergeConfig, MergeSummary, MergedWindow};
+use super::merge::{
+    labels, partition_path, select_windows, MergeConfig, MergeSummary, MergedWindow,
+};
 use super::{export_pftrace, refuse_writing_into_inputs, PftraceConfig};
 use crate::error::Error;
 use crate::file::AtomicFile;
@@ -82,7 +84,7 @@ pub fn rename_packet(packet: &mut TracePacket, r: &PacketRemap) -> Result<()> {
         *ts = r.ts(*ts);
     }
     if let Some(seq) = &mut packet.trusted_packet_sequence_id {
-        *seq = r.ordinal * SEQUENCE_STRIDE + *seq;
+        *seq += r.ordinal * SEQUENCE_STRIDE;
     }
     if let Some(snapshot) = &mut packet.clock_snapshot {
         for clock in &mut snapshot.clocks {
@@ -244,7 +246,12 @@ async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<Me
 }
 
 /// The packets of the `.pftrace` at `path`, one at a time, renamed into `w`.
-fn copy_packets(path: &Path, remap: &PacketRemap, w: &mut PftraceWriter, output: &Path) -> Result<()> {
+fn copy_packets(
+    path: &Path,
+    remap: &PacketRemap,
+    w: &mut PftraceWriter,
+    output: &Path,
+) -> Result<()> {
     let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     let mut input = BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(file));
     let bad = |what: &str| Error::Internal(format!("{}: {what}", path.display()));

@@ -116,13 +116,8 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
 }
 
 async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
-    let encoded = encode_window(
-        &config.window,
-        &config.filter,
-        &config.output,
-        |_| Ok(None),
-    )
-    .await?;
+    let encoded =
+        encode_window(&config.window, &config.filter, &config.output, |_| Ok(None)).await?;
     let trace_name = config
         .trace_name
         .clone()
@@ -235,8 +230,7 @@ pub(crate) async fn encode_window(
         None => Some(shared_rows::Readers::new(ctx, &document).await?),
         Some(_) => None,
     };
-    let segments =
-        encode_document(&session, cpu, &serial, readers.as_deref(), dir, &sink).await?;
+    let segments = encode_document(&session, cpu, &serial, readers.as_deref(), dir, &sink).await?;
     started.report("encode");
     Ok(EncodedWindow {
         members,

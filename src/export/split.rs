@@ -329,7 +329,8 @@ pub fn split_chrome(whole: &Path, output: &Path, max_bytes: u64) -> Result<Split
     });
     let text = serde_json::to_string_pretty(&listing).unwrap_or_default() + "\n";
     crate::file::write_atomically(&index, |out| {
-        out.write_all(text.as_bytes()).map_err(|e| Error::io(&index, e))
+        out.write_all(text.as_bytes())
+            .map_err(|e| Error::io(&index, e))
     })?;
     Ok(SplitSummary {
         parts: written,
@@ -385,10 +386,10 @@ impl PartWriter {
         let mut file = AtomicFile::create(&path)?;
         let handle = file.file().try_clone().map_err(|e| Error::io(&path, e))?;
         let inner = match gzip {
-            true => PartOut::Gzip(flate2::write::GzEncoder::new(
+            true => PartOut::Gzip(Box::new(flate2::write::GzEncoder::new(
                 handle,
                 flate2::Compression::fast(),
-            )),
+            ))),
             false => PartOut::Plain(handle),
         };
         let mut w = PartWriter {
@@ -405,7 +406,9 @@ impl PartWriter {
 
     fn write(&mut self, bytes: &[u8]) -> Result<()> {
         self.bytes += bytes.len() as u64;
-        self.out.write_all(bytes).map_err(|e| Error::io(&self.path, e))
+        self.out
+            .write_all(bytes)
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     fn event(&mut self, raw: &str, ts: Option<f64>) -> Result<()> {
@@ -444,7 +447,7 @@ impl PartWriter {
 /// A part's file, plain or gzipped.
 enum PartOut {
     Plain(std::fs::File),
-    Gzip(flate2::write::GzEncoder<std::fs::File>),
+    Gzip(Box<flate2::write::GzEncoder<std::fs::File>>),
 }
 
 impl Write for PartOut {
@@ -478,7 +481,10 @@ mod tests {
             part_path(Path::new("d/trace.json.gz"), 0),
             PathBuf::from("d/trace.part001.json.gz")
         );
-        assert_eq!(index_path(Path::new("d/t.json")), PathBuf::from("d/t.parts.json"));
+        assert_eq!(
+            index_path(Path::new("d/t.json")),
+            PathBuf::from("d/t.parts.json")
+        );
     }
 
     #[test]

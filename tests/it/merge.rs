@@ -79,7 +79,10 @@ fn ordinal_of(event: &Value, prefixes: &[String]) -> usize {
 fn map_back(mut event: Value, ordinal: i64, prefix: &str, shift_ns: i64) -> Value {
     let strip = |v: &mut Value| {
         if let Value::String(s) = v {
-            *s = s.strip_prefix(prefix).expect("renamed with the prefix").to_string();
+            *s = s
+                .strip_prefix(prefix)
+                .expect("renamed with the prefix")
+                .to_string();
         }
     };
     let object = event.as_object_mut().unwrap();
@@ -93,13 +96,21 @@ fn map_back(mut event: Value, ordinal: i64, prefix: &str, shift_ns: i64) -> Valu
     if let Some(ts) = object.get("ts").and_then(Value::as_f64) {
         object.insert("ts".into(), (ts - shift_ns as f64 / 1000.0).into());
     }
-    let ph = object.get("ph").and_then(Value::as_str).unwrap_or("").to_string();
+    let ph = object
+        .get("ph")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if matches!(ph.as_str(), "s" | "t" | "f") {
         if let Some(id) = object.get("id").and_then(Value::as_i64) {
             object.insert("id".into(), (id - ordinal * FLOW_STRIDE).into());
         }
     }
-    let name = object.get("name").and_then(Value::as_str).unwrap_or("").to_string();
+    let name = object
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
     if ph == "M" {
         let args = object.get_mut("args").unwrap();
         match name.as_str() {
@@ -119,7 +130,11 @@ fn map_back(mut event: Value, ordinal: i64, prefix: &str, shift_ns: i64) -> Valu
 fn multiset(events: impl IntoIterator<Item = Value>) -> BTreeMap<String, Vec<f64>> {
     let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
     for mut e in events {
-        let ts = e.as_object_mut().unwrap().remove("ts").and_then(|t| t.as_f64());
+        let ts = e
+            .as_object_mut()
+            .unwrap()
+            .remove("ts")
+            .and_then(|t| t.as_f64());
         let entry = out.entry(serde_json::to_string(&e).unwrap()).or_default();
         entry.push(ts.unwrap_or(f64::NAN));
     }
@@ -132,9 +147,8 @@ fn multiset(events: impl IntoIterator<Item = Value>) -> BTreeMap<String, Vec<f64
 /// Whether two multisets hold the same events, their times equal to the nanosecond (or to
 /// two steps of a double, for epoch-µs times, which serde_json parses to within one).
 fn same_events(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> bool {
-    let close = |x: f64, y: f64| {
-        (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-3 + x.abs() * 4.5e-16
-    };
+    let close =
+        |x: f64, y: f64| (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-3 + x.abs() * 4.5e-16;
     a.len() == b.len()
         && a.iter().all(|(k, ts)| {
             b.get(k).is_some_and(|other| {
@@ -164,9 +178,7 @@ async fn assert_each_window_is_its_single_export(archive: &Path, merged: &Path, 
         .await
         .unwrap();
         let want = multiset(load(&single)["traceEvents"].as_array().unwrap().clone());
-        let got = multiset(
-            (events.into_iter()).map(|e| map_back(e, *ordinal, prefix, *shift)),
-        );
+        let got = multiset((events.into_iter()).map(|e| map_back(e, *ordinal, prefix, *shift)));
         let differing: Vec<&String> = (want.keys())
             .filter(|k| got.get(*k).map(Vec::len) != want.get(*k).map(Vec::len))
             .take(3)
@@ -186,7 +198,12 @@ async fn each_window_of_a_merged_export_is_its_single_export_renamed_and_shifted
     let archive = dir.path().join("ranks");
     // different seeds: different pids, bases (so shifts) and contents per rank
     for (rank, seed) in [(0, 3), (1, 4), (2, 5)] {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 3000, seed, 0);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            seed,
+            0,
+        );
     }
     let merged = dir.path().join("merged.json.gz");
     let summary = export_merged_chrome(&MergeConfig {
@@ -210,7 +227,12 @@ async fn align_collectives_recovers_each_ranks_clock_offset_within_a_microsecond
     let archive = dir.path().join("ranks");
     let offsets = [0_i64, 1_234_000, -5_678_000, 250_000];
     for (rank, offset) in offsets.iter().enumerate() {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 4000, 11, *offset);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            4000,
+            11,
+            *offset,
+        );
     }
     let merged = dir.path().join("merged.json");
     let summary = export_merged_chrome(&MergeConfig {
@@ -225,14 +247,21 @@ async fn align_collectives_recovers_each_ranks_clock_offset_within_a_microsecond
     assert_eq!(record["align"], "collectives");
     for (rank, offset) in offsets.iter().enumerate() {
         let w = &summary.windows[rank];
-        assert!(w.matched.unwrap() > 0, "rank {rank}: no collectives matched");
+        assert!(
+            w.matched.unwrap() > 0,
+            "rank {rank}: no collectives matched"
+        );
         assert!(
             (w.offset_ns + offset).abs() <= 1000,
             "rank {rank}: offset {} ns recovered for a clock {offset} ns off",
             w.offset_ns
         );
         // on the aligned timeline the ranks coincide again
-        assert!(w.shift_ns.abs() <= 1000, "rank {rank}: shift {}", w.shift_ns);
+        assert!(
+            w.shift_ns.abs() <= 1000,
+            "rank {rank}: shift {}",
+            w.shift_ns
+        );
         assert_eq!(record["windows"][rank]["offset_ns"], w.offset_ns);
     }
     // --align wall keeps the offsets as recorded
@@ -248,7 +277,11 @@ async fn align_collectives_recovers_each_ranks_clock_offset_within_a_microsecond
     }
     // a FILE's offsets are applied as given
     let file = dir.path().join("offsets.txt");
-    std::fs::write(&file, "rank=0 0\nrank=1 -1234us\nrank=2 5678000\nrank=3 -250000ns\n").unwrap();
+    std::fs::write(
+        &file,
+        "rank=0 0\nrank=1 -1234us\nrank=2 5678000\nrank=3 -250000ns\n",
+    )
+    .unwrap();
     let aligned = export_merged_chrome(&MergeConfig {
         archive: archive.clone(),
         output: dir.path().join("file.json"),
@@ -257,7 +290,10 @@ async fn align_collectives_recovers_each_ranks_clock_offset_within_a_microsecond
     })
     .await
     .unwrap();
-    assert!(aligned.windows.iter().all(|w| w.shift_ns == 0), "{aligned:?}");
+    assert!(
+        aligned.windows.iter().all(|w| w.shift_ns == 0),
+        "{aligned:?}"
+    );
 }
 
 fn dlrm_trace(rank: usize) -> PathBuf {
@@ -274,11 +310,17 @@ fn dlrm_trace(rank: usize) -> PathBuf {
 async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_tracks_per_rank() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("dlrm");
-    let traces: Vec<String> = (0..4).map(|r| dlrm_trace(r).display().to_string()).collect();
+    let traces: Vec<String> = (0..4)
+        .map(|r| dlrm_trace(r).display().to_string())
+        .collect();
     let mut args = vec!["import", "kineto", "--output", archive.to_str().unwrap()];
     args.extend(traces.iter().map(String::as_str));
     let out = tracesql(&args);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let merged = dir.path().join("dlrm.json.gz");
     let out = tracesql(&[
         "export",
@@ -291,7 +333,10 @@ async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_trac
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    assert!(stderr.contains("rank=3/window_id=000001: offset"), "{stderr}");
+    assert!(
+        stderr.contains("rank=3/window_id=000001: offset"),
+        "{stderr}"
+    );
     let doc = load(&merged);
     let windows = windows_of(&doc);
     assert_eq!(windows.len(), 4);
@@ -313,14 +358,30 @@ async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_trac
     }
     // flows within ranks: both ends of every flow id in one rank's processes
     let mut flow_ranks: HashMap<(String, i64), Vec<usize>> = HashMap::new();
-    for e in events.iter().filter(|e| matches!(e["ph"].as_str(), Some("s" | "f"))) {
-        let key = (e["cat"].as_str().unwrap_or("").to_string(), e["id"].as_i64().unwrap());
-        flow_ranks.entry(key).or_default().push(ordinal_of(e, &prefixes));
+    for e in events
+        .iter()
+        .filter(|e| matches!(e["ph"].as_str(), Some("s" | "f")))
+    {
+        let key = (
+            e["cat"].as_str().unwrap_or("").to_string(),
+            e["id"].as_i64().unwrap(),
+        );
+        flow_ranks
+            .entry(key)
+            .or_default()
+            .push(ordinal_of(e, &prefixes));
     }
     assert!(!flow_ranks.is_empty());
     for (key, ranks) in &flow_ranks {
-        assert!(ranks.iter().all(|r| *r == ranks[0]), "flow {key:?} spans ranks {ranks:?}");
-        assert_eq!(key.1 / FLOW_STRIDE, ranks[0] as i64, "flow {key:?}: id outside its rank's");
+        assert!(
+            ranks.iter().all(|r| *r == ranks[0]),
+            "flow {key:?} spans ranks {ranks:?}"
+        );
+        assert_eq!(
+            key.1 / FLOW_STRIDE,
+            ranks[0] as i64,
+            "flow {key:?}: id outside its rank's"
+        );
     }
     // tracks named per rank: every process name and label carries its rank's prefix, and
     // each rank's processes sort together, after the previous rank's
@@ -328,11 +389,17 @@ async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_trac
         let ordinal = ordinal_of(e, &prefixes);
         match e["name"].as_str().unwrap() {
             "process_name" => assert!(
-                e["args"]["name"].as_str().unwrap().starts_with(&prefixes[ordinal]),
+                e["args"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&prefixes[ordinal]),
                 "{e}"
             ),
             "process_labels" => assert!(
-                e["args"]["labels"].as_str().unwrap().starts_with(&prefixes[ordinal]),
+                e["args"]["labels"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&prefixes[ordinal]),
                 "{e}"
             ),
             "process_sort_index" => {
@@ -355,7 +422,12 @@ async fn where_over_partition_columns_picks_the_windows_to_merge() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("ranks");
     for rank in 0..3 {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 1500, 20 + rank, 0);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            1500,
+            20 + rank,
+            0,
+        );
     }
     let merged = dir.path().join("merged.json");
     let summary = export_merged_chrome(&MergeConfig {
@@ -369,14 +441,24 @@ async fn where_over_partition_columns_picks_the_windows_to_merge() {
     })
     .await
     .unwrap();
-    let partitions: Vec<&str> = summary.windows.iter().map(|w| w.partition.as_str()).collect();
-    assert_eq!(partitions, ["rank=0/window_id=000001", "rank=2/window_id=000001"]);
+    let partitions: Vec<&str> = summary
+        .windows
+        .iter()
+        .map(|w| w.partition.as_str())
+        .collect();
+    assert_eq!(
+        partitions,
+        ["rank=0/window_id=000001", "rank=2/window_id=000001"]
+    );
     let doc = load(&merged);
     let cats: std::collections::BTreeSet<&str> = (doc["traceEvents"].as_array().unwrap().iter())
         .filter(|e| e["ph"] == "X")
         .filter_map(|e| e["cat"].as_str())
         .collect();
-    assert!(cats.contains("kernel") && !cats.contains("gpu_memcpy"), "{cats:?}");
+    assert!(
+        cats.contains("kernel") && !cats.contains("gpu_memcpy"),
+        "{cats:?}"
+    );
 }
 
 /// A single export's packet as the merged trace holds it for window `ordinal` (the
@@ -428,7 +510,9 @@ fn renamed(
     if let Some(e) = &mut p.track_event {
         e.track_uuid = e.track_uuid.map(|u| u ^ mask);
         if let Some(c) = &mut e.gpu_correlation {
-            c.render_stage_submission_event_ids.iter_mut().for_each(event_id);
+            c.render_stage_submission_event_ids
+                .iter_mut()
+                .for_each(event_id);
         }
     }
     if let Some(r) = &mut p.gpu_render_stage_event {
@@ -443,7 +527,9 @@ fn renamed(
                 name(&mut spec.name);
             }
         }
-        i.gpu_specifications.iter_mut().for_each(|s| name(&mut s.name));
+        i.gpu_specifications
+            .iter_mut()
+            .for_each(|s| name(&mut s.name));
         for c in &mut i.graphics_contexts {
             c.pid = c.pid.map(|v| pid(v.into()) as i32);
         }
@@ -460,7 +546,12 @@ async fn each_window_of_a_merged_pftrace_is_its_single_export_renamed_and_shifte
     let archive = dir.path().join("ranks");
     let offsets = [0_i64, 3_000_000, -2_000_000];
     for (rank, offset) in offsets.iter().enumerate() {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 3000, 30, *offset);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            30,
+            *offset,
+        );
     }
     let merged = dir.path().join("merged.pftrace");
     let single = PftraceConfig {
@@ -501,14 +592,24 @@ async fn each_window_of_a_merged_pftrace_is_its_single_export_renamed_and_shifte
         at += mine.len();
         for (k, (want, got)) in mine.into_iter().zip(theirs).enumerate() {
             let want = renamed(want, ordinal as i64, &prefix, w.shift_ns);
-            assert!(&want == got, "{}: packet {k} differs:\n{want:?}\n{got:?}", w.partition);
+            assert!(
+                &want == got,
+                "{}: packet {k} differs:\n{want:?}\n{got:?}",
+                w.partition
+            );
         }
         for p in theirs {
             if let Some(t) = &p.track_descriptor {
-                assert!(uuids.insert(t.uuid.unwrap()), "track uuid repeats across windows");
+                assert!(
+                    uuids.insert(t.uuid.unwrap()),
+                    "track uuid repeats across windows"
+                );
             }
             if let Some(r) = &p.gpu_render_stage_event {
-                assert!(event_ids.insert(r.event_id.unwrap()), "render event id repeats");
+                assert!(
+                    event_ids.insert(r.event_id.unwrap()),
+                    "render event id repeats"
+                );
             }
         }
         assert!(
@@ -533,7 +634,11 @@ async fn each_window_of_a_merged_pftrace_is_its_single_export_renamed_and_shifte
         .args(["-c", script, merged.to_str().unwrap()])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8(out.stdout).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines[0], packets.len().to_string());
@@ -579,8 +684,18 @@ fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_c
     let window = dir.path().join("w");
     synth(&window, 6000, 8, 0);
     let whole = dir.path().join("whole.json");
-    let out = tracesql(&["export", "-w", window.to_str().unwrap(), "-o", whole.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tracesql(&[
+        "export",
+        "-w",
+        window.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let (meta, all) = events_apart(&whole);
     let budget: u64 = 1_000_000;
     for name in ["split.json", "split.json.gz"] {
@@ -600,7 +715,12 @@ fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_c
             serde_json::from_slice(&std::fs::read(dir.path().join("split.parts.json")).unwrap())
                 .unwrap();
         let parts = index["parts"].as_array().unwrap();
-        assert!(parts.len() >= 3, "{} parts for a {} byte trace", parts.len(), std::fs::metadata(&whole).unwrap().len());
+        assert!(
+            parts.len() >= 3,
+            "{} parts for a {} byte trace",
+            parts.len(),
+            std::fs::metadata(&whole).unwrap().len()
+        );
         let mut union = Vec::new();
         let mut last_end = f64::NEG_INFINITY;
         for part in parts {
@@ -609,13 +729,32 @@ fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_c
             assert!(size <= budget, "{}: {size} bytes", file.display());
             assert_eq!(size, part["bytes"].as_u64().unwrap(), "{}", file.display());
             let doc = load(&file);
-            assert_eq!(doc["traceName"], load(&whole)["traceName"].as_str().unwrap().replace("whole.json", name));
-            assert!(doc.get("deviceProperties").is_some(), "{}: metadata", file.display());
+            assert_eq!(
+                doc["traceName"],
+                load(&whole)["traceName"]
+                    .as_str()
+                    .unwrap()
+                    .replace("whole.json", name)
+            );
+            assert!(
+                doc.get("deviceProperties").is_some(),
+                "{}: metadata",
+                file.display()
+            );
             let (part_meta, events) = events_apart(&file);
-            assert_eq!(part_meta, meta, "{}: every part names every process and thread", file.display());
+            assert_eq!(
+                part_meta,
+                meta,
+                "{}: every part names every process and thread",
+                file.display()
+            );
             // parts cover successive time ranges
             let start = part["start_us"].as_f64().unwrap();
-            assert!(start > last_end, "{}: starts at {start}, before {last_end}", file.display());
+            assert!(
+                start > last_end,
+                "{}: starts at {start}, before {last_end}",
+                file.display()
+            );
             last_end = part["last_us"].as_f64().unwrap();
             union.extend(events);
         }
@@ -632,11 +771,20 @@ fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_c
             i += 1;
         }
         assert_eq!(j, union.len(), "the parts hold events the whole does not");
-        assert_eq!(missing.len() as u64, index["cut_flow_events"].as_u64().unwrap());
-        assert!(index["cut_flows"].as_u64().unwrap() > 0, "1 MB parts cut some flow");
+        assert_eq!(
+            missing.len() as u64,
+            index["cut_flow_events"].as_u64().unwrap()
+        );
+        assert!(
+            index["cut_flows"].as_u64().unwrap() > 0,
+            "1 MB parts cut some flow"
+        );
         for e in &missing {
             let e: Value = serde_json::from_str(e).unwrap();
-            assert!(matches!(e["ph"].as_str(), Some("s" | "t" | "f")), "lost a non-flow event {e}");
+            assert!(
+                matches!(e["ph"].as_str(), Some("s" | "t" | "f")),
+                "lost a non-flow event {e}"
+            );
         }
     }
 }

@@ -309,7 +309,10 @@ fn span_columns(batch: &RecordBatch) -> Result<Vec<(Key, Column<'_>)>> {
     let mut top = Vec::new();
     for name in ["ph", "cat", "ts", "dur"] {
         if let Ok(i) = schema.index_of(name) {
-            top.push((Key::new(name), Column::new(batch.column(i).as_ref(), false, name)?));
+            top.push((
+                Key::new(name),
+                Column::new(batch.column(i).as_ref(), false, name)?,
+            ));
         }
     }
     Ok(top)

@@ -192,8 +192,8 @@ impl Remap {
                         Some(p) => *pid = Value::from(self.pid(p)?),
                         None => {
                             return Err(Error::Usage(format!(
-                                "pid {n}: not an integer, so it cannot be kept apart in a merged trace"
-                            )))
+                            "pid {n}: not an integer, so it cannot be kept apart in a merged trace"
+                        )))
                         }
                     },
                     _ => {}
@@ -206,8 +206,14 @@ impl Remap {
                     }
                 }
             }
-            let ph = members.get("ph").and_then(Value::as_str).map(str::to_string);
-            let name = members.get("name").and_then(Value::as_str).map(str::to_string);
+            let ph = members
+                .get("ph")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            let name = members
+                .get("name")
+                .and_then(Value::as_str)
+                .map(str::to_string);
             if matches!(ph.as_deref(), Some("s" | "t" | "f")) {
                 if let Some(id) = members.get_mut("id") {
                     match id {
@@ -303,7 +309,10 @@ mod tests {
                 .unwrap();
         assert_eq!(flow["id"], 2 * FLOW_STRIDE + 9);
         assert_eq!(flow["pid"], "rank 2 · GPU");
-        assert_eq!(r.pid(i64::from(i32::MAX)).unwrap(), 3 * PID_STRIDE + (1 << 23) - 1);
+        assert_eq!(
+            r.pid(i64::from(i32::MAX)).unwrap(),
+            3 * PID_STRIDE + (1 << 23) - 1
+        );
         assert!(r.flow_id(-1).is_err());
     }
 
@@ -323,7 +332,10 @@ mod tests {
         .unwrap();
         let out = r.batch(&batch).unwrap();
         let pids = out.column(1).as_primitive::<Int64Type>();
-        assert_eq!(pids.values().to_vec(), vec![3 * PID_STRIDE - 1, 3 * PID_STRIDE]);
+        assert_eq!(
+            pids.values().to_vec(),
+            vec![3 * PID_STRIDE - 1, 3 * PID_STRIDE]
+        );
         let ts = out.column(2).as_primitive::<Float64Type>();
         assert_eq!(ts.values().to_vec(), vec![5000005.786, 1.5]);
         let names = out.column(3).as_string::<i32>();
