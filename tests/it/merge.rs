@@ -788,3 +788,39 @@ fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_c
         }
     }
 }
+
+#[test]
+fn convert_max_size_splits_each_windows_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    for rank in 0..2 {
+        synth(&archive.join(format!("rank={rank}/window_id=000001")), 4000, 40 + rank, 0);
+    }
+    let traces = dir.path().join("traces");
+    let out = tracesql(&[
+        "convert",
+        archive.to_str().unwrap(),
+        "--output",
+        traces.to_str().unwrap(),
+        "--max-size",
+        "1MB",
+        "-j",
+        "1",
+    ]);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    for rank in 0..2 {
+        let listing = traces.join(format!("rank={rank}/window_id=000001.parts.json"));
+        let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
+        let parts = index["parts"].as_array().unwrap();
+        assert!(parts.len() >= 2, "{}: {} parts", listing.display(), parts.len());
+        for part in parts {
+            let file = listing.with_file_name(part["file"].as_str().unwrap());
+            assert!(uncompressed_len(&file) <= 1_000_000, "{}", file.display());
+            assert!(load(&file)["traceEvents"].as_array().unwrap().len() > 0);
+        }
+        assert!(
+            !traces.join(format!("rank={rank}/window_id=000001.json.gz")).exists(),
+            "a split trace is written as parts only"
+        );
+    }
+}
