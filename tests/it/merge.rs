@@ -794,7 +794,12 @@ fn convert_max_size_splits_each_windows_trace() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("ranks");
     for rank in 0..2 {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 4000, 40 + rank, 0);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            4000,
+            40 + rank,
+            0,
+        );
     }
     let traces = dir.path().join("traces");
     let out = tracesql(&[
@@ -807,19 +812,30 @@ fn convert_max_size_splits_each_windows_trace() {
         "-j",
         "1",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     for rank in 0..2 {
         let listing = traces.join(format!("rank={rank}/window_id=000001.parts.json"));
         let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
         let parts = index["parts"].as_array().unwrap();
-        assert!(parts.len() >= 2, "{}: {} parts", listing.display(), parts.len());
+        assert!(
+            parts.len() >= 2,
+            "{}: {} parts",
+            listing.display(),
+            parts.len()
+        );
         for part in parts {
             let file = listing.with_file_name(part["file"].as_str().unwrap());
             assert!(uncompressed_len(&file) <= 1_000_000, "{}", file.display());
             assert!(load(&file)["traceEvents"].as_array().unwrap().len() > 0);
         }
         assert!(
-            !traces.join(format!("rank={rank}/window_id=000001.json.gz")).exists(),
+            !traces
+                .join(format!("rank={rank}/window_id=000001.json.gz"))
+                .exists(),
             "a split trace is written as parts only"
         );
     }
