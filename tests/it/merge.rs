@@ -830,7 +830,7 @@ fn convert_max_size_splits_each_windows_trace() {
         for part in parts {
             let file = listing.with_file_name(part["file"].as_str().unwrap());
             assert!(uncompressed_len(&file) <= 1_000_000, "{}", file.display());
-            assert!(load(&file)["traceEvents"].as_array().unwrap().len() > 0);
+            assert!(!load(&file)["traceEvents"].as_array().unwrap().is_empty());
         }
         assert!(
             !traces
