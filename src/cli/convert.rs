@@ -35,6 +35,10 @@ pub struct ConvertArgs {
     /// Rewrite outputs that are up to date
     #[arg(long)]
     force: bool,
+    /// Split each Chrome trace into parts of at most SIZE of uncompressed JSON (500MB):
+    /// NAME.part001.json.gz, ... and NAME.parts.json, as `export --max-size` does
+    #[arg(long, value_name = "SIZE")]
+    max_size: Option<String>,
     /// No progress lines (the summary and failures are still printed)
     #[arg(short, long)]
     quiet: bool,
@@ -70,6 +74,9 @@ pub async fn run(args: ConvertArgs) -> anyhow::Result<()> {
         formats,
         jobs,
         force: args.force,
+        max_size: (args.max_size.as_deref())
+            .map(tracesql::export::split::parse_size)
+            .transpose()?,
     };
     let found = convert::find(&config)?;
     for warning in &found.warnings {

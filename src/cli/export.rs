@@ -4,9 +4,12 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::bail;
+use anyhow::{bail, Context};
 use clap::Args;
-use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig, RowFilter};
+use tracesql::export::{
+    export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, split, Align,
+    ExportConfig, MergeConfig, PftraceConfig, RowFilter,
+};
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
 /// Perfetto UI), equal in content to the reference exporter's: GPU ops, API calls, flows,
@@ -22,10 +25,18 @@ use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfi
 /// launched a kept op); --sql runs a script that may redefine tables first, e.g.
 ///   CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;
 /// See docs/export-filter.md.
+///
+/// An archive (e.g. rank=R/window_id=N/ folders) is exported as one merged trace: every
+/// window's processes and GPU lanes named after its partition (`rank 3 · python`), their ids
+/// kept apart, flows within their window, times on the first window's clock (--align);
+/// --where conjuncts over partition columns pick windows ("rank in (0,1) AND ..."), the
+/// others narrow each window. The shifts applied are printed and recorded in the trace's
+/// `tracesqlMerge` member.
+///   tracesql export --window runs/dlrm --output merged.json.gz --align collectives
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct ExportArgs {
-    /// The window directory (with its cpu_trace.json.gz)
+    /// The window directory (with its cpu_trace.json.gz), or an archive to merge
     #[arg(short, long, value_name = "DIR")]
     window: PathBuf,
     /// The trace file to write (atomically): .pftrace for Perfetto protobuf, else Chrome
@@ -59,6 +70,18 @@ pub struct ExportArgs {
     /// `CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;`
     #[arg(long = "sql", value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Merged exports: how the windows' clocks are aligned. wall: as recorded; collectives:
+    /// each window shifted by the median offset that makes its NCCL kernels (matched per
+    /// process group, else per name, in order) end when the first window's do; FILE: offsets
+    /// in ns per partition, lines `rank=1 -1500` (units ns, us, ms, s allowed; # comments)
+    /// or a JSON object {"rank=1": -1500}
+    #[arg(long, value_name = "wall|collectives|FILE", default_value = "wall")]
+    align: String,
+    /// Split a Chrome trace into parts of at most SIZE of uncompressed JSON each (500MB,
+    /// 1.5GB): NAME.part001.json.gz, ... each a complete trace covering a time range, and
+    /// NAME.parts.json listing them; a flow whose ends fall in different parts is left out
+    #[arg(long, value_name = "SIZE")]
+    max_size: Option<String>,
 }
 
 pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
@@ -68,11 +91,153 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         Some("pftrace") => true,
         Some(other) => bail!("unknown export format `{other}` (expected chrome or pftrace)"),
     };
-    let filter = RowFilter {
-        predicate: args.predicate,
-        script: args.script,
-    };
     let started = Instant::now();
+    let budget = args
+        .max_size
+        .as_deref()
+        .map(split::parse_size)
+        .transpose()?;
+    if budget.is_some() && pftrace {
+        bail!("--max-size splits Chrome JSON exports (.json, .json.gz) so far");
+    }
+    let final_output = args.output.clone();
+    // Split: the whole trace goes to a temporary JSON beside the parts first.
+    let whole = match budget {
+        Some(_) => Some(
+            tempfile::Builder::new()
+                .prefix(".tracesql-whole-")
+                .suffix(".json")
+                .tempfile_in(output_dir(&final_output))
+                .with_context(|| {
+                    format!(
+                        "{}: cannot write there",
+                        output_dir(&final_output).display()
+                    )
+                })?,
+        ),
+        None => None,
+    };
+    let mut args = args;
+    if let Some(whole) = &whole {
+        args.trace_name
+            .get_or_insert_with(|| final_output.display().to_string());
+        args.output = whole.path().to_path_buf();
+    }
+    let events = export(args, pftrace, started).await?;
+    match (whole, budget) {
+        (Some(whole), Some(budget)) => {
+            let s = split::split_chrome(whole.path(), &final_output, budget)?;
+            for p in &s.parts {
+                eprintln!(
+                    "{}: {} events from {:.3} µs to {:.3} µs, {} bytes",
+                    p.file.display(),
+                    p.events,
+                    p.start_us,
+                    p.last_us,
+                    p.bytes
+                );
+            }
+            eprintln!(
+                "split into {} parts of at most {budget} bytes ({} flows across parts left out, {} events); listed in {} ({:.2} s)",
+                s.parts.len(),
+                s.cut_flows,
+                s.cut_flow_events,
+                s.index.display(),
+                started.elapsed().as_secs_f64()
+            );
+        }
+        _ if !pftrace => {
+            if let Some(bytes) = events.bytes.filter(|b| *b > HINT_BYTES) {
+                eprintln!(
+                    "hint: {} holds {:.1} GB of JSON, more than Perfetto UI loads well; \
+                     --max-size 500MB splits it into parts",
+                    final_output.display(),
+                    bytes as f64 / 1e9
+                );
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Exports above this many bytes of JSON get a hint to split them.
+const HINT_BYTES: u64 = 1_000_000_000;
+
+fn output_dir(output: &std::path::Path) -> PathBuf {
+    match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+/// Bytes of the document written (uncompressed), where known.
+struct Written {
+    bytes: Option<u64>,
+}
+
+async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Result<Written> {
+    let filter = RowFilter {
+        predicate: args.predicate.clone(),
+        script: args.script.clone(),
+    };
+    let archive = tracesql::window::find_windows(&args.window)
+        .is_ok_and(|found| !found.partition_keys.is_empty());
+    if archive {
+        let merge = MergeConfig {
+            archive: args.window.clone(),
+            output: args.output.clone(),
+            trace_name: args.trace_name,
+            filter: filter.clone(),
+            align: Align::parse(&args.align),
+        };
+        let summary = match pftrace {
+            true => {
+                let single = PftraceConfig {
+                    window: args.window,
+                    output: args.output.clone(),
+                    compression_level: args.compression_level,
+                    arch: args.arch,
+                    process_id: args.process_id,
+                    process_name: args.process_name,
+                    filter,
+                };
+                export_merged_pftrace(&merge, &single).await?
+            }
+            false => export_merged_chrome(&merge).await?,
+        };
+        for w in &summary.windows {
+            let matched = match w.matched {
+                Some(n) => format!(" ({n} collectives)"),
+                None => String::new(),
+            };
+            eprintln!(
+                "{}: offset {} ns{matched}, shift {} ns, {} {}",
+                w.partition,
+                w.offset_ns,
+                w.shift_ns,
+                w.events,
+                if pftrace { "packets" } else { "events" }
+            );
+        }
+        eprintln!(
+            "wrote {} {} of {} windows to {} in {:.2} s",
+            summary.events,
+            if pftrace { "packets" } else { "events" },
+            summary.windows.len(),
+            args.output.display(),
+            started.elapsed().as_secs_f64()
+        );
+        return Ok(Written {
+            bytes: summary.bytes,
+        });
+    }
+    if args.align != "wall" {
+        bail!(
+            "--align applies to an archive's merged export; {} is one window",
+            args.window.display()
+        );
+    }
     let summary = if pftrace {
         export_pftrace(&PftraceConfig {
             window: args.window,
@@ -100,5 +265,7 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         args.output.display(),
         started.elapsed().as_secs_f64()
     );
-    Ok(())
+    Ok(Written {
+        bytes: summary.bytes,
+    })
 }

@@ -30,12 +30,21 @@ pub struct SynthArgs {
     /// syncs, annotations, counters, lanes, metadata, driver, overhead, cpu_trace
     #[arg(long, value_name = "PARTS", value_delimiter = ',')]
     without: Vec<String>,
+    /// Shift every timestamp by this many ns (the same window seen by an offset clock)
+    #[arg(
+        long,
+        value_name = "NS",
+        default_value_t = 0,
+        allow_negative_numbers = true
+    )]
+    clock_offset_ns: i64,
 }
 
 pub fn run(args: SynthArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut config = SynthConfig::new(args.events, args.seed);
     config.window_id = args.window_id;
+    config.clock_offset_ns = args.clock_offset_ns;
     for part in &args.without {
         let f = &mut config.features;
         let flag = match part.as_str() {

@@ -70,6 +70,7 @@ impl ConvertJob {
                 .collect(),
             jobs: 1,
             force: self.force,
+            max_size: None,
         }
     }
 

@@ -49,6 +49,9 @@ pub struct ConvertConfig {
     pub jobs: usize,
     /// rewrite outputs that are up to date
     pub force: bool,
+    /// split each Chrome trace into parts of at most this many bytes of JSON
+    /// ([`crate::export::split`]); None writes each whole
+    pub max_size: Option<u64>,
 }
 
 /// How one window went.
@@ -209,13 +212,37 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
     let mut wrote = false;
     for format in &config.formats {
         let output = config.output.join(output_path(&window, *format));
-        if !config.force && modified(&output).is_some_and(|out| out > newest_input) {
+        let split = config.max_size.filter(|_| *format == TraceFormat::Chrome);
+        // A split trace's listing is written last: it stands for its parts.
+        let written = match split {
+            Some(_) => crate::export::split::index_path(&output),
+            None => output.clone(),
+        };
+        if !config.force && modified(&written).is_some_and(|out| out > newest_input) {
             continue;
         }
         if let Some(dir) = output.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         match format {
+            TraceFormat::Chrome if split.is_some() => {
+                let dir = output.parent().unwrap_or(Path::new("."));
+                let whole = tempfile::Builder::new()
+                    .prefix(".tracesql-whole-")
+                    .suffix(".json")
+                    .tempfile_in(dir)
+                    .map_err(|e| Error::io(dir, e))?;
+                let summary = export_chrome(&ExportConfig {
+                    window: window.path.clone(),
+                    output: whole.path().to_path_buf(),
+                    trace_name: Some(output.display().to_string()),
+                    ..ExportConfig::default()
+                })
+                .await?;
+                let budget = split.expect("split is Some");
+                crate::export::split::split_chrome(whole.path(), &output, budget)?;
+                summary
+            }
             TraceFormat::Chrome => {
                 export_chrome(&ExportConfig {
                     window: window.path.clone(),

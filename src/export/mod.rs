@@ -5,12 +5,16 @@
 //! document equal to the reference exporter's (`merge_trace_window_into_chrome_trace`),
 //! written atomically, gzipped when the output name ends in `.gz`.
 
+mod align;
 mod filter;
 mod manifest;
+mod merge;
+mod merge_pftrace;
 mod pftrace;
 mod segments;
 mod session;
 mod shared_rows;
+pub mod split;
 mod udf;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +25,8 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
+pub use merge::{export_merged_chrome, Align, MergeConfig, MergeSummary, MergedWindow};
+pub use merge_pftrace::export_merged_pftrace;
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
 
@@ -49,6 +55,8 @@ pub struct ExportConfig {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ExportSummary {
     pub events: u64,
+    /// the document's bytes before compression (Chrome: its events'; .pftrace: its packets')
+    pub bytes: Option<u64>,
 }
 
 /// The Chrome plans that read held rows, in the order they run one after another (the
@@ -125,8 +133,60 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
 }
 
 async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
+    let encoded =
+        encode_window(&config.window, &config.filter, &config.output, |_| Ok(None)).await?;
+    let trace_name = config
+        .trace_name
+        .clone()
+        .unwrap_or_else(|| config.output.display().to_string());
+    let frame = Frame::new(encoded.frame_members(), &trace_name);
     let started = crate::profile::Clock::start();
-    let (window, cpu_path, text) = open_single_window(&config.window)?;
+    let mut file = AtomicFile::create(&config.output)?;
+    let (events, bytes) = (encoded.events(), encoded.bytes());
+    (encoded.sink).join(file.file(), &frame, encoded.segments, &config.output)?;
+    file.commit()?;
+    started.report("join");
+    Ok(ExportSummary {
+        events,
+        bytes: Some(bytes),
+    })
+}
+
+/// One window's events encoded, in document order, ready to be joined into a document.
+pub(crate) struct EncodedWindow {
+    /// the CPU trace's top-level members (key, JSON text; None: `traceEvents`'s place)
+    pub members: Vec<(String, Option<String>)>,
+    pub segments: Vec<Segment>,
+    pub sink: SegmentSink,
+}
+
+impl EncodedWindow {
+    pub fn frame_members(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        (self.members.iter()).map(|(k, v)| (k.as_str(), v.as_deref()))
+    }
+
+    pub fn events(&self) -> u64 {
+        self.segments.iter().map(|s| s.events).sum()
+    }
+
+    /// The events' bytes, with their separators.
+    pub fn bytes(&self) -> u64 {
+        let written = self.segments.iter().filter(|s| s.events > 0);
+        written.map(|s| s.bytes + 1).sum::<u64>().saturating_sub(1)
+    }
+}
+
+/// The window at `dir` as `filter` narrows it, encoded into segments beside `output`;
+/// `remap_for` says, from the CPU trace's base, how a merged trace renames the window's
+/// events (None: as they are).
+pub(crate) async fn encode_window(
+    dir: &Path,
+    filter: &RowFilter,
+    output: &Path,
+    remap_for: impl FnOnce(i64) -> Result<Option<std::sync::Arc<crate::sink::chrome::Remap>>>,
+) -> Result<EncodedWindow> {
+    let started = crate::profile::Clock::start();
+    let (window, cpu_path, text) = open_single_window(dir)?;
     started.report("read the CPU trace");
     let (doc, cpu_events) = read_cpu_trace(&text, &cpu_path)?;
     started.report("parse the CPU trace");
@@ -139,17 +199,18 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     // plan: a filter's batch coalescing compacts string views, and would copy the whole
     // text (10 M .json.gz peak 0.94 -> 1.14 GB).
     let raw_events = cpu_events.clone();
-    let session = ExportSession::open(&window, cpu_events, &config.filter, base).await?;
+    let session = ExportSession::open(&window, cpu_events, filter, base).await?;
     let ctx = &session.ctx;
     started.report("plan");
 
-    let dir = match config.output.parent() {
+    let out_dir = match output.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
         _ => PathBuf::from("."),
     };
     let sink = SegmentSink {
-        dir,
-        gzip: config.output.extension().is_some_and(|e| e == "gz"),
+        dir: out_dir,
+        gzip: output.extension().is_some_and(|e| e == "gz"),
+        remap: remap_for(doc.base_ns)?,
     };
     // The CPU trace's own events are encoded first, so that its text (hundreds of MB on a
     // large window) is freed before the window's plans run.
@@ -163,18 +224,16 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
          ORDER BY event_index",
     )
     .await?;
-    session.release_cpu_events(&config.filter).await?;
+    session.release_cpu_events(filter).await?;
     let cpu = CpuSegments {
         leading: cpu_segment(&cpu_events_of(&raw_events, &cpu_rows, true)?, &sink)?,
         other: cpu_segments(&cpu_events_of(&raw_events, &cpu_rows, false)?, &sink)?,
     };
     drop(cpu_rows);
     drop(raw_events);
-    let trace_name = config
-        .trace_name
-        .clone()
-        .unwrap_or_else(|| config.output.display().to_string());
-    let frame = Frame::new(doc.members(), &trace_name);
+    let members = (doc.members())
+        .map(|(k, v)| (k.to_string(), v.map(str::to_string)))
+        .collect();
     drop(doc);
     drop(text);
     crate::memory::return_free_memory();
@@ -184,27 +243,17 @@ async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
     document.extend(chrome_section(Section::Events));
     let serial = serial_plans(ctx, &document).await?;
     // A --sql script's views may read any shared view at any time: then all are kept.
-    let readers = match config.filter.script {
+    let readers = match filter.script {
         None => Some(shared_rows::Readers::new(ctx, &document).await?),
         Some(_) => None,
     };
-    let segments = encode_document(
-        &session,
-        cpu,
-        &serial,
-        readers.as_deref(),
-        &config.window,
-        &sink,
-    )
-    .await?;
-    let events = segments.iter().map(|s| s.events).sum();
+    let segments = encode_document(&session, cpu, &serial, readers.as_deref(), dir, &sink).await?;
     started.report("encode");
-
-    let mut file = AtomicFile::create(&config.output)?;
-    sink.join(file.file(), &frame, segments, &config.output)?;
-    file.commit()?;
-    started.report("join");
-    Ok(ExportSummary { events })
+    Ok(EncodedWindow {
+        members,
+        segments,
+        sink,
+    })
 }
 
 /// An export never writes into what it reads: the window, or a `--sql` script.

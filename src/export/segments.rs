@@ -28,6 +28,8 @@ use crate::Result;
 pub(crate) struct SegmentSink {
     pub dir: PathBuf,
     pub gzip: bool,
+    /// the window's renaming in a merged trace (None: events as they are)
+    pub remap: Option<std::sync::Arc<crate::sink::chrome::Remap>>,
 }
 
 /// A segment (or anything) still to be computed.
@@ -43,6 +45,8 @@ pub(crate) struct Segment {
     sum: Checksum,
     pub events: u64,
     pub span: Option<Span>,
+    /// its bytes before compression
+    pub bytes: u64,
 }
 
 impl SegmentSink {
@@ -54,12 +58,12 @@ impl SegmentSink {
         } else {
             SegmentOut::Plain(file)
         };
-        Ok(ChromeWriter::segment(out))
+        Ok(ChromeWriter::segment(out).with_remap(self.remap.clone()))
     }
 
     /// The stretch `writer` encoded.
     pub fn finish(&self, writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
-        let (events, span) = (writer.events(), writer.span());
+        let (events, span, bytes) = (writer.events(), writer.span(), writer.bytes());
         let (file, sum) = match writer.finish_segment()? {
             SegmentOut::Plain(file) => (file, Checksum::default()),
             SegmentOut::Gzip(piece) => piece.finish().map_err(Error::Write)?,
@@ -69,6 +73,7 @@ impl SegmentSink {
             sum,
             events,
             span,
+            bytes,
         })
     }
 
@@ -78,6 +83,35 @@ impl SegmentSink {
             return (bytes.to_vec(), Checksum::default());
         }
         gzip::piece_of(bytes, Compression::fast())
+    }
+
+    /// The non-empty `segments` joined in order into one (a merged trace's window).
+    pub fn concat(&self, segments: Vec<Segment>) -> Result<Segment> {
+        let mut file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
+        let io = |e| Error::io(&self.dir, e);
+        let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
+        let (mut sum, mut events, mut span) = (Checksum::default(), 0, None);
+        let mut bytes = 0;
+        for mut segment in segments.into_iter().filter(|s| s.events > 0) {
+            if events > 0 {
+                file.write_all(&comma).map_err(io)?;
+                sum.then(&comma_sum);
+                bytes += Frame::SEPARATOR.len() as u64;
+            }
+            bytes += segment.bytes;
+            segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
+            std::io::copy(&mut segment.file, &mut file).map_err(io)?;
+            sum.then(&segment.sum);
+            events += segment.events;
+            span = Span::merge(span, segment.span);
+        }
+        Ok(Segment {
+            file,
+            sum,
+            events,
+            span,
+            bytes,
+        })
     }
 
     /// Write the document: the non-empty `segments` in order in `frame` (the sink's bytes:

@@ -21,7 +21,10 @@ pub fn generate(cfg: &SynthConfig, dir: &Path) -> Result<SynthSummary> {
     let mut rng = Rng::new(cfg.seed);
     let ndev = cfg.devices.max(1) as usize;
     let nproc = cfg.processes.max(1) as usize;
-    let t0 = T0 + cfg.window_id.clamp(0, 1_000_000) * 60_000_000_000 + rng.range(0, 999) * 1000;
+    let t0 = T0
+        + cfg.window_id.clamp(0, 1_000_000) * 60_000_000_000
+        + rng.range(0, 999) * 1000
+        + cfg.clock_offset_ns;
 
     let devs: Vec<Dev> = (0..ndev)
         .map(|d| {

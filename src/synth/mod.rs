@@ -40,6 +40,9 @@ pub struct SynthConfig {
     /// Processes (pids), each with 2-3 threads; default 2.
     pub processes: u32,
     pub features: SynthFeatures,
+    /// Added to every timestamp (and the CPU trace's base): the same window as recorded by
+    /// a clock this far off, ns (a multiple of 1000 keeps the CPU trace's times exact).
+    pub clock_offset_ns: i64,
 }
 
 /// Optional parts of a window; `all()` turns every one on.
@@ -117,6 +120,7 @@ impl SynthConfig {
             devices: 2,
             processes: 2,
             features: SynthFeatures::all(),
+            clock_offset_ns: 0,
         }
     }
 }

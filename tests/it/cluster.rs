@@ -259,6 +259,7 @@ async fn convert_on_the_cluster_writes_the_local_outputs_one_row_per_window() {
         formats: vec![TraceFormat::Chrome],
         jobs: 1,
         force: false,
+        max_size: None,
     };
     let windows = || {
         tracesql::convert::find(&config(out.path()))

@@ -13,6 +13,7 @@ mod import;
 mod import_fuzz;
 mod import_nsys;
 mod import_nsys_faults;
+mod merge;
 mod nsys_reports;
 mod outputs;
 mod perfetto;

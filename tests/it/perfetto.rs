@@ -32,7 +32,7 @@ async fn export(window: &Path, output: &Path) {
     .unwrap();
 }
 
-fn gunzip(path: &Path) -> Vec<u8> {
+pub(crate) fn gunzip(path: &Path) -> Vec<u8> {
     let raw = std::fs::read(path).unwrap();
     assert_eq!(&raw[..2], &[0x1f, 0x8b], "{} is not gzip", path.display());
     let mut out = Vec::new();
@@ -124,7 +124,7 @@ fn walk(msg: &str, buf: &[u8], packed: &mut Vec<String>) {
 }
 
 /// Structural problems of a decoded trace; empty when sound.
-fn structure(packets: &[TracePacket]) -> Vec<String> {
+pub(crate) fn structure(packets: &[TracePacket]) -> Vec<String> {
     let mut problems = Vec::new();
     let mut tracks: HashMap<u64, u64> = HashMap::new();
     let (mut names, mut cats, mut specs, mut ctxs, mut kernels, mut args, mut descs) = (
@@ -256,7 +256,7 @@ fn structure(packets: &[TracePacket]) -> Vec<String> {
     problems
 }
 
-fn decode(bytes: &[u8]) -> Vec<TracePacket> {
+pub(crate) fn decode(bytes: &[u8]) -> Vec<TracePacket> {
     fields(bytes)
         .into_iter()
         .map(|(field, wire, payload)| {
@@ -268,7 +268,7 @@ fn decode(bytes: &[u8]) -> Vec<TracePacket> {
 
 /// A Python with the PyPI `perfetto` package: a venv under ~/.cache, created on first use.
 /// None (said loudly) only when python3 itself is missing.
-fn perfetto_python() -> Option<PathBuf> {
+pub(crate) fn perfetto_python() -> Option<PathBuf> {
     let home = std::env::var_os("HOME").map(PathBuf::from)?;
     let venv = home.join(".cache/tracesql-perfetto-venv");
     let python = venv.join("bin/python");

@@ -187,13 +187,16 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
             done(plan).await?;
         }
         profile.mark("write pftrace_counter_sample");
-        let packets = w.packets();
+        let packets = (w.packets(), w.uncompressed_bytes());
         w.finish().map_err(io)?;
         packets
     };
     file.commit()?;
     profile.mark("finish");
-    Ok(ExportSummary { events: packets })
+    Ok(ExportSummary {
+        events: packets.0,
+        bytes: Some(packets.1),
+    })
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

@@ -28,6 +28,7 @@
 pub mod args;
 mod columns;
 mod frame;
+pub mod remap;
 
 use std::io::Write;
 
@@ -39,6 +40,7 @@ use crate::Result;
 
 pub use super::json_text::{write_py_float, write_str};
 pub use frame::Frame;
+pub use remap::Remap;
 
 const FLUSH_AT: usize = 1 << 20;
 
@@ -51,6 +53,10 @@ pub struct ChromeWriter<W: Write> {
     buf: Vec<u8>,
     events: u64,
     span: Option<Span>,
+    /// bytes handed to `out` so far
+    flushed: u64,
+    /// the window's renaming in a merged trace; None writes events as they are
+    remap: Option<std::sync::Arc<Remap>>,
 }
 
 /// The extent of duration events, in their own unit (µs), as the reference measures it:
@@ -116,7 +122,16 @@ impl<W: Write> ChromeWriter<W> {
             buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
             events: 0,
             span: None,
+            flushed: 0,
+            remap: None,
         }
+    }
+
+    /// Rename and shift every event written from now on as `remap` says (a window of a
+    /// merged trace); the span ([`ChromeWriter::span`]) stays in the window's own times.
+    pub fn with_remap(mut self, remap: Option<std::sync::Arc<Remap>>) -> Self {
+        self.remap = remap;
+        self
     }
 
     /// Flush a [`ChromeWriter::segment`] and return the underlying writer.
@@ -131,6 +146,11 @@ impl<W: Write> ChromeWriter<W> {
         self.events
     }
 
+    /// Bytes written so far (before any compression by the underlying writer).
+    pub fn bytes(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
+    }
+
     /// The extent of the duration events outside the `Trace` category written so far
     /// (raw ones as told through [`ChromeWriter::cover`]); None before the first.
     pub fn span(&self) -> Option<Span> {
@@ -139,6 +159,12 @@ impl<W: Write> ChromeWriter<W> {
 
     /// Copy one event given as JSON text.
     pub fn write_raw(&mut self, event: &str) -> Result<()> {
+        if let Some(remap) = &self.remap {
+            let event = remap.raw(event)?;
+            self.separator();
+            self.buf.extend_from_slice(event.as_bytes());
+            return self.maybe_flush();
+        }
         self.separator();
         self.buf.extend_from_slice(event.as_bytes());
         self.maybe_flush()
@@ -152,6 +178,14 @@ impl<W: Write> ChromeWriter<W> {
 
     /// Encode every row of `batch` as one event (see the module docs for the column names).
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        match self.remap.clone() {
+            None => self.write_batch(batch, None),
+            Some(remap) => self.write_batch(&remap.batch(batch)?, Some(batch)),
+        }
+    }
+
+    /// Encode `batch`; the span is measured on `original` where the events were remapped.
+    fn write_batch(&mut self, batch: &RecordBatch, original: Option<&RecordBatch>) -> Result<()> {
         let schema = batch.schema();
         let mut top: Vec<(Key, Column<'_>)> = Vec::new();
         let mut args: Vec<Member<'_>> = Vec::new();
@@ -203,7 +237,14 @@ impl<W: Write> ChromeWriter<W> {
             }
         }
         let args_key = Key::new("args");
-        let extent = Extent::find(&top);
+        let original_top = match original {
+            Some(original) => span_columns(original)?,
+            None => Vec::new(),
+        };
+        let extent = match original {
+            Some(_) => Extent::find(&original_top),
+            None => Extent::find(&top),
+        };
         for row in 0..batch.num_rows() {
             self.separator();
             let buf = &mut self.buf;
@@ -256,9 +297,25 @@ impl<W: Write> ChromeWriter<W> {
 
     fn flush_buf(&mut self) -> Result<()> {
         self.out.write_all(&self.buf).map_err(io_error)?;
+        self.flushed += self.buf.len() as u64;
         self.buf.clear();
         Ok(())
     }
+}
+
+/// The columns of `batch` the profiler span reads, as [`Extent::find`] looks them up.
+fn span_columns(batch: &RecordBatch) -> Result<Vec<(Key, Column<'_>)>> {
+    let schema = batch.schema_ref();
+    let mut top = Vec::new();
+    for name in ["ph", "cat", "ts", "dur"] {
+        if let Ok(i) = schema.index_of(name) {
+            top.push((
+                Key::new(name),
+                Column::new(batch.column(i).as_ref(), false, name)?,
+            ));
+        }
+    }
+    Ok(top)
 }
 
 fn io_error(e: std::io::Error) -> Error {

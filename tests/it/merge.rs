@@ -1,0 +1,842 @@
+//! Merged exports of an archive (`tracesql export --window ARCHIVE`): each window's events
+//! in the merged trace are its single-window export's, renamed and shifted as the trace's
+//! `tracesqlMerge` member says (mapped back here from the documented formulas and compared
+//! as multisets); `--align collectives` recovers known clock offsets; the DLRM ranks merge
+//! with every kernel once, flows within their rank and tracks named per rank.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+use tracesql::export::{export_chrome, export_merged_chrome, Align, ExportConfig, MergeConfig};
+use tracesql::synth::{write_window, SynthConfig};
+
+const PID_STRIDE: i64 = 1 << 24;
+const FLOW_STRIDE: i64 = 1 << 42;
+const SORT_STRIDE: i64 = 1 << 32;
+
+fn tracesql(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn load(path: &Path) -> Value {
+    let bytes = std::fs::read(path).unwrap();
+    let bytes = match path.extension().is_some_and(|e| e == "gz") {
+        true => {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .unwrap();
+            out
+        }
+        false => bytes,
+    };
+    serde_json::from_slice(&bytes).unwrap()
+}
+
+/// A synthetic window at `dir`, `clock_offset_ns` off the true clock.
+fn synth(dir: &Path, events: u64, seed: u64, clock_offset_ns: i64) {
+    let mut config = SynthConfig::new(events, seed);
+    config.clock_offset_ns = clock_offset_ns;
+    write_window(&config, dir).unwrap();
+}
+
+/// The merged trace's windows: (ordinal, label prefix, shift ns, partition) from
+/// `tracesqlMerge`.
+fn windows_of(doc: &Value) -> Vec<(i64, String, i64, String)> {
+    let record = &doc["tracesqlMerge"];
+    (record["windows"].as_array().unwrap().iter())
+        .map(|w| {
+            (
+                w["ordinal"].as_i64().unwrap(),
+                format!("{} · ", w["label"].as_str().unwrap()),
+                w["shift_ns"].as_i64().unwrap(),
+                w["partition"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Which window an event of the merged trace belongs to, from its pid.
+fn ordinal_of(event: &Value, prefixes: &[String]) -> usize {
+    match &event["pid"] {
+        Value::Number(n) => {
+            let pid = n.as_i64().unwrap();
+            ((pid as f64 / PID_STRIDE as f64).round() as i64 - 1) as usize
+        }
+        Value::String(s) => prefixes
+            .iter()
+            .position(|p| s.starts_with(p.as_str()))
+            .unwrap_or_else(|| panic!("pid {s:?} has no window's prefix")),
+        other => panic!("pid {other}"),
+    }
+}
+
+/// A merged event of window `ordinal` as its single export wrote it.
+fn map_back(mut event: Value, ordinal: i64, prefix: &str, shift_ns: i64) -> Value {
+    let strip = |v: &mut Value| {
+        if let Value::String(s) = v {
+            *s = s
+                .strip_prefix(prefix)
+                .expect("renamed with the prefix")
+                .to_string();
+        }
+    };
+    let object = event.as_object_mut().unwrap();
+    match object.get_mut("pid").unwrap() {
+        Value::Number(n) => {
+            let pid = n.as_i64().unwrap() - (ordinal + 1) * PID_STRIDE;
+            object.insert("pid".into(), pid.into());
+        }
+        s => strip(s),
+    }
+    if let Some(ts) = object.get("ts").and_then(Value::as_f64) {
+        object.insert("ts".into(), (ts - shift_ns as f64 / 1000.0).into());
+    }
+    let ph = object
+        .get("ph")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if matches!(ph.as_str(), "s" | "t" | "f") {
+        if let Some(id) = object.get("id").and_then(Value::as_i64) {
+            object.insert("id".into(), (id - ordinal * FLOW_STRIDE).into());
+        }
+    }
+    let name = object
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string();
+    if ph == "M" {
+        let args = object.get_mut("args").unwrap();
+        match name.as_str() {
+            "process_name" => strip(&mut args["name"]),
+            "process_labels" => strip(&mut args["labels"]),
+            "process_sort_index" => {
+                let v = args["sort_index"].as_i64().unwrap() - ordinal * SORT_STRIDE;
+                args["sort_index"] = v.into();
+            }
+            _ => {}
+        }
+    }
+    event
+}
+
+/// Events as comparable texts (keys sorted, without `ts`), each with its `ts` values, sorted.
+fn multiset(events: impl IntoIterator<Item = Value>) -> BTreeMap<String, Vec<f64>> {
+    let mut out: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    for mut e in events {
+        let ts = e
+            .as_object_mut()
+            .unwrap()
+            .remove("ts")
+            .and_then(|t| t.as_f64());
+        let entry = out.entry(serde_json::to_string(&e).unwrap()).or_default();
+        entry.push(ts.unwrap_or(f64::NAN));
+    }
+    for ts in out.values_mut() {
+        ts.sort_by(f64::total_cmp);
+    }
+    out
+}
+
+/// Whether two multisets hold the same events, their times equal to the nanosecond (or to
+/// two steps of a double, for epoch-µs times, which serde_json parses to within one).
+fn same_events(a: &BTreeMap<String, Vec<f64>>, b: &BTreeMap<String, Vec<f64>>) -> bool {
+    let close =
+        |x: f64, y: f64| (x.is_nan() && y.is_nan()) || (x - y).abs() <= 1e-3 + x.abs() * 4.5e-16;
+    a.len() == b.len()
+        && a.iter().all(|(k, ts)| {
+            b.get(k).is_some_and(|other| {
+                ts.len() == other.len() && ts.iter().zip(other).all(|(x, y)| close(*x, *y))
+            })
+        })
+}
+
+/// Each window's events of the merged trace at `merged`, mapped back, against its single
+/// export beside it.
+async fn assert_each_window_is_its_single_export(archive: &Path, merged: &Path, scratch: &Path) {
+    let doc = load(merged);
+    let windows = windows_of(&doc);
+    let prefixes: Vec<String> = windows.iter().map(|w| w.1.clone()).collect();
+    let mut per_window: Vec<Vec<Value>> = vec![Vec::new(); windows.len()];
+    for event in doc["traceEvents"].as_array().unwrap() {
+        per_window[ordinal_of(event, &prefixes)].push(event.clone());
+    }
+    for ((ordinal, prefix, shift, partition), events) in windows.iter().zip(per_window) {
+        let single = scratch.join(format!("single{ordinal}.json"));
+        export_chrome(&ExportConfig {
+            window: archive.join(partition),
+            output: single.clone(),
+            trace_name: None,
+            filter: Default::default(),
+        })
+        .await
+        .unwrap();
+        let want = multiset(load(&single)["traceEvents"].as_array().unwrap().clone());
+        let got = multiset((events.into_iter()).map(|e| map_back(e, *ordinal, prefix, *shift)));
+        let differing: Vec<&String> = (want.keys())
+            .filter(|k| got.get(*k).map(Vec::len) != want.get(*k).map(Vec::len))
+            .take(3)
+            .collect();
+        assert!(
+            same_events(&got, &want),
+            "{partition}: {} merged events mapped back vs {} single; first differing: {differing:?}",
+            got.values().map(Vec::len).sum::<usize>(),
+            want.values().map(Vec::len).sum::<usize>()
+        );
+    }
+}
+
+#[tokio::test]
+async fn each_window_of_a_merged_export_is_its_single_export_renamed_and_shifted() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    // different seeds: different pids, bases (so shifts) and contents per rank
+    for (rank, seed) in [(0, 3), (1, 4), (2, 5)] {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            seed,
+            0,
+        );
+    }
+    let merged = dir.path().join("merged.json.gz");
+    let summary = export_merged_chrome(&MergeConfig {
+        archive: archive.clone(),
+        output: merged.clone(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert_eq!(summary.windows.len(), 3);
+    assert!(
+        summary.windows.iter().any(|w| w.shift_ns != 0),
+        "the seeds give different bases, so some window is shifted"
+    );
+    assert_each_window_is_its_single_export(&archive, &merged, dir.path()).await;
+}
+
+#[tokio::test]
+async fn align_collectives_recovers_each_ranks_clock_offset_within_a_microsecond() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    let offsets = [0_i64, 1_234_000, -5_678_000, 250_000];
+    for (rank, offset) in offsets.iter().enumerate() {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            4000,
+            11,
+            *offset,
+        );
+    }
+    let merged = dir.path().join("merged.json");
+    let summary = export_merged_chrome(&MergeConfig {
+        archive: archive.clone(),
+        output: merged.clone(),
+        align: Align::Collectives,
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let record = &load(&merged)["tracesqlMerge"];
+    assert_eq!(record["align"], "collectives");
+    for (rank, offset) in offsets.iter().enumerate() {
+        let w = &summary.windows[rank];
+        assert!(
+            w.matched.unwrap() > 0,
+            "rank {rank}: no collectives matched"
+        );
+        assert!(
+            (w.offset_ns + offset).abs() <= 1000,
+            "rank {rank}: offset {} ns recovered for a clock {offset} ns off",
+            w.offset_ns
+        );
+        // on the aligned timeline the ranks coincide again
+        assert!(
+            w.shift_ns.abs() <= 1000,
+            "rank {rank}: shift {}",
+            w.shift_ns
+        );
+        assert_eq!(record["windows"][rank]["offset_ns"], w.offset_ns);
+    }
+    // --align wall keeps the offsets as recorded
+    let wall = export_merged_chrome(&MergeConfig {
+        archive: archive.clone(),
+        output: dir.path().join("wall.json"),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    for (rank, offset) in offsets.iter().enumerate() {
+        assert_eq!(wall.windows[rank].shift_ns, *offset, "rank {rank}");
+    }
+    // a FILE's offsets are applied as given
+    let file = dir.path().join("offsets.txt");
+    std::fs::write(
+        &file,
+        "rank=0 0\nrank=1 -1234us\nrank=2 5678000\nrank=3 -250000ns\n",
+    )
+    .unwrap();
+    let aligned = export_merged_chrome(&MergeConfig {
+        archive: archive.clone(),
+        output: dir.path().join("file.json"),
+        align: Align::File(file),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    assert!(
+        aligned.windows.iter().all(|w| w.shift_ns == 0),
+        "{aligned:?}"
+    );
+}
+
+fn dlrm_trace(rank: usize) -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kineto");
+    let name = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .find(|n| n.starts_with(&format!("param_dlrm_worker{rank}_")))
+        .unwrap();
+    dir.join(name)
+}
+
+#[tokio::test]
+async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_tracks_per_rank() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("dlrm");
+    let traces: Vec<String> = (0..4)
+        .map(|r| dlrm_trace(r).display().to_string())
+        .collect();
+    let mut args = vec!["import", "kineto", "--output", archive.to_str().unwrap()];
+    args.extend(traces.iter().map(String::as_str));
+    let out = tracesql(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let merged = dir.path().join("dlrm.json.gz");
+    let out = tracesql(&[
+        "export",
+        "--window",
+        archive.to_str().unwrap(),
+        "--output",
+        merged.to_str().unwrap(),
+        "--align",
+        "collectives",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("rank=3/window_id=000001: offset"),
+        "{stderr}"
+    );
+    let doc = load(&merged);
+    let windows = windows_of(&doc);
+    assert_eq!(windows.len(), 4);
+    let prefixes: Vec<String> = windows.iter().map(|w| w.1.clone()).collect();
+    assert_eq!(prefixes[3], "rank 3 · ");
+    let events = doc["traceEvents"].as_array().unwrap();
+
+    // every kernel of every rank once: as many per rank, with the same names, as the rank's
+    // kernel table holds
+    for (ordinal, (_, _, _, partition)) in windows.iter().enumerate() {
+        let ctx = crate::support::open(&archive.join(partition)).await;
+        let want = crate::support::rows(&ctx, "SELECT name FROM kernel ORDER BY name").await;
+        let mut got: Vec<String> = (events.iter())
+            .filter(|e| e["cat"] == "kernel" && ordinal_of(e, &prefixes) == ordinal)
+            .map(|e| e["name"].as_str().unwrap().to_string())
+            .collect();
+        got.sort();
+        assert_eq!(got, want, "{partition}: kernels");
+    }
+    // flows within ranks: both ends of every flow id in one rank's processes
+    let mut flow_ranks: HashMap<(String, i64), Vec<usize>> = HashMap::new();
+    for e in events
+        .iter()
+        .filter(|e| matches!(e["ph"].as_str(), Some("s" | "f")))
+    {
+        let key = (
+            e["cat"].as_str().unwrap_or("").to_string(),
+            e["id"].as_i64().unwrap(),
+        );
+        flow_ranks
+            .entry(key)
+            .or_default()
+            .push(ordinal_of(e, &prefixes));
+    }
+    assert!(!flow_ranks.is_empty());
+    for (key, ranks) in &flow_ranks {
+        assert!(
+            ranks.iter().all(|r| *r == ranks[0]),
+            "flow {key:?} spans ranks {ranks:?}"
+        );
+        assert_eq!(
+            key.1 / FLOW_STRIDE,
+            ranks[0] as i64,
+            "flow {key:?}: id outside its rank's"
+        );
+    }
+    // tracks named per rank: every process name and label carries its rank's prefix, and
+    // each rank's processes sort together, after the previous rank's
+    for e in events.iter().filter(|e| e["ph"] == "M") {
+        let ordinal = ordinal_of(e, &prefixes);
+        match e["name"].as_str().unwrap() {
+            "process_name" => assert!(
+                e["args"]["name"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&prefixes[ordinal]),
+                "{e}"
+            ),
+            "process_labels" => assert!(
+                e["args"]["labels"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(&prefixes[ordinal]),
+                "{e}"
+            ),
+            "process_sort_index" => {
+                let index = e["args"]["sort_index"].as_i64().unwrap();
+                assert_eq!(index / SORT_STRIDE, ordinal as i64, "{e}");
+            }
+            _ => {}
+        }
+    }
+    let gpu_names: Vec<&str> = (events.iter())
+        .filter(|e| e["name"] == "process_labels")
+        .filter_map(|e| e["args"]["labels"].as_str())
+        .collect();
+    assert!(gpu_names.contains(&"rank 3 · GPU 3"), "{gpu_names:?}");
+    assert_each_window_is_its_single_export(&archive, &merged, dir.path()).await;
+}
+
+#[tokio::test]
+async fn where_over_partition_columns_picks_the_windows_to_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    for rank in 0..3 {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            1500,
+            20 + rank,
+            0,
+        );
+    }
+    let merged = dir.path().join("merged.json");
+    let summary = export_merged_chrome(&MergeConfig {
+        archive: archive.clone(),
+        output: merged.clone(),
+        filter: tracesql::export::RowFilter {
+            predicate: Some("rank in (0, 2) and kind = 'kernel'".into()),
+            script: None,
+        },
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let partitions: Vec<&str> = summary
+        .windows
+        .iter()
+        .map(|w| w.partition.as_str())
+        .collect();
+    assert_eq!(
+        partitions,
+        ["rank=0/window_id=000001", "rank=2/window_id=000001"]
+    );
+    let doc = load(&merged);
+    let cats: std::collections::BTreeSet<&str> = (doc["traceEvents"].as_array().unwrap().iter())
+        .filter(|e| e["ph"] == "X")
+        .filter_map(|e| e["cat"].as_str())
+        .collect();
+    assert!(
+        cats.contains("kernel") && !cats.contains("gpu_memcpy"),
+        "{cats:?}"
+    );
+}
+
+/// A single export's packet as the merged trace holds it for window `ordinal` (the
+/// renaming `src/export/merge_pftrace.rs` documents, written out again here).
+fn renamed(
+    mut p: tracesql::sink::perfetto::proto::TracePacket,
+    ordinal: i64,
+    prefix: &str,
+    shift_ns: i64,
+) -> tracesql::sink::perfetto::proto::TracePacket {
+    let pid = |v: i64| -> i64 {
+        let base = (ordinal + 1) * PID_STRIDE;
+        match (-(1 << 22)..(1 << 22)).contains(&v) {
+            true => base + v,
+            false => base + (1 << 22) + v.rem_euclid(1 << 22),
+        }
+    };
+    let mask = (ordinal as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let event_id = |id: &mut u64| *id += ordinal as u64 * FLOW_STRIDE as u64;
+    let gpu = |g: &mut i32| *g += ordinal as i32 * 100;
+    let name = |n: &mut Option<String>| {
+        if let Some(n) = n {
+            *n = format!("{prefix}{n}");
+        }
+    };
+    if let Some(ts) = &mut p.timestamp {
+        *ts = (*ts as i64 + shift_ns) as u64;
+    }
+    if let Some(seq) = &mut p.trusted_packet_sequence_id {
+        *seq += ordinal as u32 * (1 << 16);
+    }
+    if let Some(c) = &mut p.clock_snapshot {
+        for clock in &mut c.clocks {
+            clock.timestamp = clock.timestamp.map(|t| (t as i64 + shift_ns) as u64);
+        }
+    }
+    if let Some(t) = &mut p.track_descriptor {
+        t.uuid = t.uuid.map(|u| u ^ mask);
+        t.parent_uuid = t.parent_uuid.map(|u| u ^ mask);
+        if let Some(process) = &mut t.process {
+            process.pid = process.pid.map(|v| pid(v.into()) as i32);
+            name(&mut process.process_name);
+        }
+        if let Some(thread) = &mut t.thread {
+            thread.pid = thread.pid.map(|v| pid(v.into()) as i32);
+            thread.tid = thread.tid.map(pid);
+        }
+    }
+    if let Some(e) = &mut p.track_event {
+        e.track_uuid = e.track_uuid.map(|u| u ^ mask);
+        if let Some(c) = &mut e.gpu_correlation {
+            c.render_stage_submission_event_ids
+                .iter_mut()
+                .for_each(event_id);
+        }
+    }
+    if let Some(r) = &mut p.gpu_render_stage_event {
+        r.event_id.iter_mut().for_each(event_id);
+        r.event_wait_ids.iter_mut().for_each(event_id);
+        r.gpu_id.iter_mut().for_each(gpu);
+    }
+    if let Some(i) = &mut p.interned_data {
+        for d in &mut i.gpu_counter_descriptors {
+            d.gpu_id.iter_mut().for_each(gpu);
+            for spec in d.counter_descriptor.iter_mut().flat_map(|c| &mut c.specs) {
+                name(&mut spec.name);
+            }
+        }
+        i.gpu_specifications
+            .iter_mut()
+            .for_each(|s| name(&mut s.name));
+        for c in &mut i.graphics_contexts {
+            c.pid = c.pid.map(|v| pid(v.into()) as i32);
+        }
+    }
+    p
+}
+
+#[tokio::test]
+async fn each_window_of_a_merged_pftrace_is_its_single_export_renamed_and_shifted() {
+    use std::collections::HashSet;
+    use tracesql::export::{export_merged_pftrace, export_pftrace, PftraceConfig};
+
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    let offsets = [0_i64, 3_000_000, -2_000_000];
+    for (rank, offset) in offsets.iter().enumerate() {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            30,
+            *offset,
+        );
+    }
+    let merged = dir.path().join("merged.pftrace");
+    let single = PftraceConfig {
+        compression_level: 1,
+        ..Default::default()
+    };
+    let summary = export_merged_pftrace(
+        &MergeConfig {
+            archive: archive.clone(),
+            output: merged.clone(),
+            align: Align::Collectives,
+            ..Default::default()
+        },
+        &single,
+    )
+    .await
+    .unwrap();
+    let packets = crate::perfetto::decode(&crate::perfetto::gunzip(&merged));
+    // the record track first, then each window's packets in turn
+    let record = &packets[0].track_descriptor;
+    assert!(record.is_some(), "the merge record leads the trace");
+    let mut at = 1;
+    let mut uuids = HashSet::new();
+    let mut event_ids = HashSet::new();
+    for (ordinal, w) in summary.windows.iter().enumerate() {
+        let one = dir.path().join(format!("single{ordinal}.pftrace"));
+        export_pftrace(&PftraceConfig {
+            window: archive.join(&w.partition),
+            output: one.clone(),
+            ..single.clone()
+        })
+        .await
+        .unwrap();
+        let mine = crate::perfetto::decode(&crate::perfetto::gunzip(&one));
+        assert!(crate::perfetto::structure(&mine).is_empty());
+        let prefix = format!("{} · ", w.label);
+        let theirs = &packets[at..at + mine.len()];
+        at += mine.len();
+        for (k, (want, got)) in mine.into_iter().zip(theirs).enumerate() {
+            let want = renamed(want, ordinal as i64, &prefix, w.shift_ns);
+            assert!(
+                &want == got,
+                "{}: packet {k} differs:\n{want:?}\n{got:?}",
+                w.partition
+            );
+        }
+        for p in theirs {
+            if let Some(t) = &p.track_descriptor {
+                assert!(
+                    uuids.insert(t.uuid.unwrap()),
+                    "track uuid repeats across windows"
+                );
+            }
+            if let Some(r) = &p.gpu_render_stage_event {
+                assert!(
+                    event_ids.insert(r.event_id.unwrap()),
+                    "render event id repeats"
+                );
+            }
+        }
+        assert!(
+            (w.offset_ns + offsets[ordinal]).abs() <= 1000,
+            "{}: offset {} for a clock {} off",
+            w.partition,
+            w.offset_ns,
+            offsets[ordinal]
+        );
+    }
+    assert_eq!(at, packets.len(), "packets beyond the windows'");
+    // Perfetto's own classes decode it
+    let Some(python) = crate::perfetto::perfetto_python() else {
+        return;
+    };
+    let script = "import gzip,sys\n\
+        from perfetto.protos.perfetto.trace import perfetto_trace_pb2 as pb\n\
+        t=pb.Trace(); t.ParseFromString(gzip.open(sys.argv[1]).read())\n\
+        names=sorted({p.track_descriptor.process.process_name for p in t.packet if p.track_descriptor.HasField('process')})\n\
+        print(len(t.packet)); print(len({p.trusted_packet_sequence_id for p in t.packet if p.trusted_packet_sequence_id})); print('|'.join(names))";
+    let out = Command::new(python)
+        .args(["-c", script, merged.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], packets.len().to_string());
+    assert_eq!(lines[1], "3", "one packet sequence per window");
+    for label in ["rank 0 · ", "rank 1 · ", "rank 2 · "] {
+        assert!(lines[2].contains(label), "{}", lines[2]);
+    }
+}
+
+/// The events of the Chrome trace at `path`, metadata (`M`) and the others apart, as
+/// canonical texts.
+fn events_apart(path: &Path) -> (Vec<String>, Vec<String>) {
+    let doc = load(path);
+    let (mut meta, mut other) = (Vec::new(), Vec::new());
+    for e in doc["traceEvents"].as_array().unwrap() {
+        let text = serde_json::to_string(e).unwrap();
+        match e["ph"] == "M" {
+            true => meta.push(text),
+            false => other.push(text),
+        }
+    }
+    meta.sort();
+    other.sort();
+    (meta, other)
+}
+
+fn uncompressed_len(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    match path.extension().is_some_and(|e| e == "gz") {
+        true => {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .unwrap();
+            out.len() as u64
+        }
+        false => bytes.len() as u64,
+    }
+}
+
+#[test]
+fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_cut_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let window = dir.path().join("w");
+    synth(&window, 6000, 8, 0);
+    let whole = dir.path().join("whole.json");
+    let out = tracesql(&[
+        "export",
+        "-w",
+        window.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (meta, all) = events_apart(&whole);
+    let budget: u64 = 1_000_000;
+    for name in ["split.json", "split.json.gz"] {
+        let output = dir.path().join(name);
+        let out = tracesql(&[
+            "export",
+            "-w",
+            window.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+            "--max-size",
+            "1MB",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let index: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("split.parts.json")).unwrap())
+                .unwrap();
+        let parts = index["parts"].as_array().unwrap();
+        assert!(
+            parts.len() >= 3,
+            "{} parts for a {} byte trace",
+            parts.len(),
+            std::fs::metadata(&whole).unwrap().len()
+        );
+        let mut union = Vec::new();
+        let mut last_end = f64::NEG_INFINITY;
+        for part in parts {
+            let file = dir.path().join(part["file"].as_str().unwrap());
+            let size = uncompressed_len(&file);
+            assert!(size <= budget, "{}: {size} bytes", file.display());
+            assert_eq!(size, part["bytes"].as_u64().unwrap(), "{}", file.display());
+            let doc = load(&file);
+            assert_eq!(
+                doc["traceName"],
+                load(&whole)["traceName"]
+                    .as_str()
+                    .unwrap()
+                    .replace("whole.json", name)
+            );
+            assert!(
+                doc.get("deviceProperties").is_some(),
+                "{}: metadata",
+                file.display()
+            );
+            let (part_meta, events) = events_apart(&file);
+            assert_eq!(
+                part_meta,
+                meta,
+                "{}: every part names every process and thread",
+                file.display()
+            );
+            // parts cover successive time ranges
+            let start = part["start_us"].as_f64().unwrap();
+            assert!(
+                start > last_end,
+                "{}: starts at {start}, before {last_end}",
+                file.display()
+            );
+            last_end = part["last_us"].as_f64().unwrap();
+            union.extend(events);
+        }
+        union.sort();
+        // the union is the whole minus the flows cut, which are flow events only
+        let mut missing = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < all.len() {
+            if j < union.len() && union[j] == all[i] {
+                j += 1;
+            } else {
+                missing.push(&all[i]);
+            }
+            i += 1;
+        }
+        assert_eq!(j, union.len(), "the parts hold events the whole does not");
+        assert_eq!(
+            missing.len() as u64,
+            index["cut_flow_events"].as_u64().unwrap()
+        );
+        assert!(
+            index["cut_flows"].as_u64().unwrap() > 0,
+            "1 MB parts cut some flow"
+        );
+        for e in &missing {
+            let e: Value = serde_json::from_str(e).unwrap();
+            assert!(
+                matches!(e["ph"].as_str(), Some("s" | "t" | "f")),
+                "lost a non-flow event {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn convert_max_size_splits_each_windows_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    for rank in 0..2 {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            4000,
+            40 + rank,
+            0,
+        );
+    }
+    let traces = dir.path().join("traces");
+    let out = tracesql(&[
+        "convert",
+        archive.to_str().unwrap(),
+        "--output",
+        traces.to_str().unwrap(),
+        "--max-size",
+        "1MB",
+        "-j",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for rank in 0..2 {
+        let listing = traces.join(format!("rank={rank}/window_id=000001.parts.json"));
+        let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
+        let parts = index["parts"].as_array().unwrap();
+        assert!(
+            parts.len() >= 2,
+            "{}: {} parts",
+            listing.display(),
+            parts.len()
+        );
+        for part in parts {
+            let file = listing.with_file_name(part["file"].as_str().unwrap());
+            assert!(uncompressed_len(&file) <= 1_000_000, "{}", file.display());
+            assert!(!load(&file)["traceEvents"].as_array().unwrap().is_empty());
+        }
+        assert!(
+            !traces
+                .join(format!("rank={rank}/window_id=000001.json.gz"))
+                .exists(),
+            "a split trace is written as parts only"
+        );
+    }
+}
