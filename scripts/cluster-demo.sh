@@ -123,7 +123,7 @@ kill_during_long_query() {
     >"$work/long.out" 2>"$work/long.err" &
   local query=$!
   sleep 4
-  kill -9 "$1"
+  { kill -9 "$1"; wait "$1"; } 2>/dev/null
   echo "  killed executor $1 (kill -9) at 4 s"
   wait "$query"
   status=$?

@@ -18,6 +18,7 @@ use datafusion::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
@@ -30,7 +31,6 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 use datafusion::prelude::SessionContext;
-use datafusion::datasource::memory::MemorySourceConfig;
 use futures::{stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
@@ -232,7 +232,11 @@ pub fn item_scan(n: usize) -> DfResult<Arc<dyn ExecutionPlan>> {
 }
 
 fn item_schema() -> SchemaRef {
-    Arc::new(Schema::new(vec![Field::new("item", DataType::Int64, false)]))
+    Arc::new(Schema::new(vec![Field::new(
+        "item",
+        DataType::Int64,
+        false,
+    )]))
 }
 
 /// The item numbers of an [`item_scan`] partition's batches.
@@ -430,10 +434,7 @@ pub async fn convert(
             } else {
                 events.value(row) as u64
             };
-            by_window.insert(
-                PathBuf::from(window.value(row)),
-                (outputs, outcome, events),
-            );
+            by_window.insert(PathBuf::from(window.value(row)), (outputs, outcome, events));
         }
     }
     let mut summary = ConvertSummary::default();

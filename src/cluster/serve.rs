@@ -103,7 +103,10 @@ pub async fn bind_scheduler(
 
 /// Every few seconds: fail the running jobs during which no task has run anywhere for
 /// `stall` (see [`STALL_SECONDS`]).
-async fn fail_stalled_jobs(state: Arc<SchedulerState<LogicalPlanNode, PhysicalPlanNode>>, stall: Duration) {
+async fn fail_stalled_jobs(
+    state: Arc<SchedulerState<LogicalPlanNode, PhysicalPlanNode>>,
+    stall: Duration,
+) {
     let mut last_busy = Instant::now();
     let mut first_seen: HashMap<String, Instant> = HashMap::new();
     let mut tick = tokio::time::interval(Duration::from_secs(HEARTBEAT_SECONDS));
@@ -137,6 +140,14 @@ async fn fail_stalled_jobs(state: Arc<SchedulerState<LogicalPlanNode, PhysicalPl
             log::warn!("job {job_id}: {reason}");
             graph.write().await.fail_job(reason);
             first_seen.remove(&job_id);
+            // Saving the failed graph ends the job: its client hears of it (a pushed status,
+            // or its next poll) and the job leaves the running ones.
+            let state = state.clone();
+            tokio::spawn(async move {
+                if let Err(e) = state.task_manager.update_job(&job_id.as_str().into()).await {
+                    log::warn!("job {job_id}: could not save its failure: {e}");
+                }
+            });
         }
     }
 }

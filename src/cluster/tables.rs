@@ -89,8 +89,7 @@ impl Recipe {
 
     /// The partition fields `cpu_event` and `cpu_trace` end with.
     fn partition_fields(&self) -> Vec<Field> {
-        self
-            .partitions
+        self.partitions
             .iter()
             .map(|(name, int)| {
                 let ty = if *int {
@@ -263,8 +262,8 @@ fn read_source(
     schema: &SchemaRef,
     projection: Option<&Vec<usize>>,
 ) -> DfResult<Vec<RecordBatch>> {
-    let (events, _base) = parse_cpu_trace_with_base(&source.path)
-        .map_err(|e| DataFusionError::External(e.into()))?;
+    let (events, _base) =
+        parse_cpu_trace_with_base(&source.path).map_err(|e| DataFusionError::External(e.into()))?;
     let mut columns: Vec<ArrayRef> = events.columns().to_vec();
     for value in &source.partition_values {
         columns.push(value.to_array_of_size(events.num_rows())?);
@@ -370,9 +369,7 @@ impl ExecutionPlan for CpuEventExec {
                         read_source(&source, &table, projection.as_ref())
                     })
                     .await
-                    .map_err(|e| {
-                        DataFusionError::Internal(format!("{}: {e}", path.display()))
-                    })??;
+                    .map_err(|e| DataFusionError::Internal(format!("{}: {e}", path.display())))??;
                     Ok(futures::stream::iter(batches.into_iter().map(Ok)))
                 }
             })

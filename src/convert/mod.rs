@@ -208,10 +208,7 @@ async fn raised(flag: &AtomicBool) {
 }
 
 /// How `window` went, and the events written to its outputs.
-async fn convert_window(
-    window: WindowDir,
-    config: Arc<ConvertConfig>,
-) -> Result<(Outcome, u64)> {
+async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result<(Outcome, u64)> {
     let newest_input = newest_file(&window.path)?;
     let mut wrote = false;
     let mut events = 0;

@@ -333,7 +333,10 @@ async fn a_cpu_trace_over_the_message_limit_is_read_on_the_executors() {
     let dir = tmp.path().join("window_id=000001");
     write_window(&SynthConfig::new(420_000, 5), &dir).unwrap();
     let limit = 16 * 1024 * 1024;
-    assert!(cpu_trace_bytes(&dir) > limit, "the premise: a CPU trace over 16 MB");
+    assert!(
+        cpu_trace_bytes(&dir) > limit,
+        "the premise: a CPU trace over 16 MB"
+    );
     let (local, remote) = both(tmp.path()).await;
     let got = same_answer(
         &local,
