@@ -114,13 +114,18 @@ EOF
 long="select count(*) from kernel a join kernel b on a.rank = b.rank and a.window_id = b.window_id and a.name = b.name and a.correlation_id % 10 = b.correlation_id % 10"
 want=$("$bin" query -w "$archive" --format csv "$long" | tail -1)
 
-# kill_during_long_query VICTIM: run the long query, kill -9 VICTIM 4 s in, say what the user saw.
+# Ballista's adaptive planner (tracesql turns it off) strands a job that loses an executor.
+printf 'set ballista.planner.adaptive.enabled = true;\n%s;\n' "$long" >"$work/adaptive.sql"
+printf '%s;\n' "$long" >"$work/static.sql"
+
+# kill_during_long_query VICTIM [SCRIPT]: run the long query (static.sql), kill -9 VICTIM 4 s
+# in, say what the user saw.
 kill_during_long_query() {
   local t0 status answer
   t0=$(now)
   set +e
-  timeout 300 "$bin" query --cluster "$cluster" -w "$archive" --format csv "$long" \
-    >"$work/long.out" 2>"$work/long.err" &
+  timeout 300 "$bin" query --cluster "$cluster" -w "$archive" --format csv \
+    -f "$work/${2:-static}.sql" >"$work/long.out" 2>"$work/long.err" &
   local query=$!
   sleep 4
   { kill -9 "$1"; wait "$1"; } 2>/dev/null
@@ -147,5 +152,11 @@ echo "the last executor killed, a new one with a single task slot left:"
 start_executor 3 1
 sleep 6
 kill_during_long_query "${executors[1]}"
+
+echo
+echo "Ballista's adaptive planner re-enabled (SET in the script), executor 3 killed, 4 left:"
+start_executor 4 2
+sleep 6
+kill_during_long_query "${executors[2]}" adaptive
 grep -h "gave up on the job\|heartbeat timed out\|Roll back\|Reset [0-9]* tasks" "$work/scheduler.log" \
   | sed 's/^/  scheduler: /' | cut -c1-200 || true
