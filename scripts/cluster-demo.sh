@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # A loopback cluster: a scheduler and two executors as processes on 127.0.0.1, queries and a
 # convert over a synthetic archive compared with local runs (answers and wall times), then
-# one executor killed during a long query, printing what the user sees. Everything it
+# executors killed (kill -9) during a long query, printing what the user sees: Ballista's
+# rerun of the lost work when the survivor has a free task slot, else the scheduler's
+# one-line error once no task has run for cluster::serve::STALL_SECONDS. Everything it
 # starts is stopped on exit.
 #
 #   scripts/cluster-demo.sh [WINDOWS] [EVENTS_PER_WINDOW]   (default 16 50000)
+#   KEEP=1 keeps the work folder (logs: scheduler.log, executor*.log; TRACESQL_LOG=info)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/tracesql-target}"
@@ -20,7 +23,7 @@ pids=()
 stop() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap stop EXIT
 
@@ -37,26 +40,31 @@ for i in $(seq 1 "$windows"); do
 done
 echo "archive: $windows windows x $events events under $archive"
 
+log="${TRACESQL_LOG:-info}"
 sport=$(free_port)
-"$bin" cluster scheduler --bind "127.0.0.1:$sport" 2>"$work/scheduler.log" &
+TRACESQL_LOG="$log" "$bin" cluster scheduler --bind "127.0.0.1:$sport" 2>"$work/scheduler.log" &
 pids+=($!)
 executors=()
-for i in 1 2; do
+# start_executor N TASKS: executor N, TASKS at a time; its pid joins executors[].
+start_executor() {
+  local fport gport
   fport=$(free_port)
   gport=$(free_port)
-  "$bin" cluster executor --scheduler "127.0.0.1:$sport" --bind "127.0.0.1:$fport" \
-    --grpc-port "$gport" --concurrent-tasks 1 --work-dir "$work/executor$i" \
-    2>"$work/executor$i.log" &
+  TRACESQL_LOG="$log" "$bin" cluster executor --scheduler "127.0.0.1:$sport" --bind "127.0.0.1:$fport" \
+    --grpc-port "$gport" --concurrent-tasks "$2" --work-dir "$work/executor$1" \
+    2>"$work/executor$1.log" &
   pids+=($!)
   executors+=($!)
-done
+}
+start_executor 1 2
+start_executor 2 2
 cluster="df://127.0.0.1:$sport"
 # Ready once a query runs (the executors register within a second or two).
 for _ in $(seq 1 60); do
   "$bin" query --cluster "$cluster" -w "$archive" "select 1" >/dev/null 2>&1 && break
   sleep 0.5
 done
-echo "cluster: scheduler $cluster, executors ${executors[*]} (1 task at a time each)"
+echo "cluster: scheduler $cluster, executors ${executors[*]} (2 tasks at a time each)"
 
 now() { date +%s.%N; }
 same=0
@@ -103,21 +111,54 @@ same = sum(load(a / f) == load(b / f) for f in files)
 print(f"{same} of {len(files)} traces the same (parsed, traceName aside)")
 EOF
 
-echo
-echo "an executor killed during a long query:"
 long="select count(*) from kernel a join kernel b on a.rank = b.rank and a.window_id = b.window_id and a.name = b.name and a.correlation_id % 10 = b.correlation_id % 10"
-t0=$(now)
-set +e
-timeout 300 "$bin" query --cluster "$cluster" -w "$archive" --format csv "$long" \
-  >"$work/long.out" 2>"$work/long.err" &
-query=$!
-sleep 4
-kill -9 "${executors[0]}"
-echo "killed executor ${executors[0]} at 4 s"
-wait "$query"
-status=$?
-set -e
-printf 'the query ended after %.1f s with exit status %d%s\n' "$(echo "$(now) - $t0" | bc)" \
-  "$status" "$([ "$status" = 124 ] && echo ' (timeout: no answer within 300 s)')"
-echo "stdout: $(tr '\n' ' ' <"$work/long.out")"
-echo "stderr: $(cut -c1-400 "$work/long.err" | tr '\n' ' ')"
+want=$("$bin" query -w "$archive" --format csv "$long" | tail -1)
+
+# Ballista's adaptive planner (tracesql turns it off) strands a job that loses an executor.
+printf 'set ballista.planner.adaptive.enabled = true;\n%s;\n' "$long" >"$work/adaptive.sql"
+printf '%s;\n' "$long" >"$work/static.sql"
+
+# kill_during_long_query VICTIM [SCRIPT]: run the long query (static.sql), kill -9 VICTIM 4 s
+# in, say what the user saw.
+kill_during_long_query() {
+  local t0 status answer
+  t0=$(now)
+  set +e
+  timeout 300 "$bin" query --cluster "$cluster" -w "$archive" --format csv \
+    -f "$work/${2:-static}.sql" >"$work/long.out" 2>"$work/long.err" &
+  local query=$!
+  sleep 4
+  { kill -9 "$1"; wait "$1"; } 2>/dev/null
+  echo "  killed executor $1 (kill -9) at 4 s"
+  wait "$query"
+  status=$?
+  set -e
+  answer=$(tail -1 "$work/long.out")
+  printf '  the query ended after %.1f s with exit status %d%s\n' "$(echo "$(now) - $t0" | bc)" \
+    "$status" "$([ "$status" = 124 ] && echo ' (timeout: no answer within 300 s)')"
+  if [ "$status" = 0 ]; then
+    echo "  answer: $answer ($([ "$answer" = "$want" ] && echo 'the local answer' || echo "DIFFERENT from the local $want"))"
+  else
+    echo "  what the user sees on stderr: $(cut -c1-400 "$work/long.err" | tr '\n' ' ')"
+  fi
+}
+
+echo
+echo "an executor killed during a long query (the other has 2 task slots):"
+kill_during_long_query "${executors[0]}"
+
+echo
+echo "the last executor killed, a new one with a single task slot left:"
+start_executor 3 1
+sleep 6
+kill_during_long_query "${executors[1]}"
+
+echo
+echo "Ballista's adaptive planner re-enabled (SET in the script), two fresh executors, one killed:"
+{ kill "${executors[2]}"; wait "${executors[2]}"; } 2>/dev/null
+start_executor 4 2
+start_executor 5 2
+sleep 25  # executor 3 counted lost
+kill_during_long_query "${executors[3]}" adaptive
+grep -h "gave up on the job\|heartbeat timed out\|Roll back\|Reset [0-9]* tasks" "$work/scheduler.log" \
+  | sed 's/^/  scheduler: /' | cut -c1-200 || true

@@ -3,8 +3,9 @@
 //! not listing tables: `cpu_event` and `cpu_trace` (by their recipe, see [`super::tables`])
 //! and in-memory tables such as `cbid` (their batches, as Arrow IPC).
 //!
-//! The physical codec adds one operator to Ballista's: [`ConvertExec`], the conversion of an
-//! archive's windows (`convert --cluster`). The text-group aggregate has none: the scheduler
+//! The physical codec adds two operators to Ballista's: [`ConvertExec`], the conversion of
+//! an archive's windows (`convert --cluster`), and [`CpuEventExec`], `cpu_event` read on the
+//! executors (each over a scan of item numbers that Ballista can split among tasks). The text-group aggregate has none: the scheduler
 //! plans without its rule (see [`super::session_state`]).
 
 use std::sync::Arc;
@@ -25,7 +26,7 @@ use datafusion_proto::logical_plan::LogicalExtensionCodec;
 use datafusion_proto::physical_plan::{PhysicalExtensionCodec, PhysicalProtoConverterExtension};
 
 use super::convert::{self, ConvertExec, ConvertTable};
-use super::tables::{self, Shipped};
+use super::tables::{self, CpuEventExec, Shipped};
 
 /// The first byte of an encoded provider of ours.
 const CPU_TABLE: u8 = b'c';
@@ -142,9 +143,24 @@ impl PhysicalExtensionCodec for TracePhysicalCodec {
         ctx: &TaskContext,
         proto_converter: &dyn PhysicalProtoConverterExtension,
     ) -> Result<Arc<dyn ExecutionPlan>> {
-        match buf.strip_prefix(&OURS) {
-            Some(job) => Ok(Arc::new(ConvertExec::new(convert::decode(job)?))),
-            None => self.ballista.try_decode(buf, inputs, ctx, proto_converter),
+        let Some(ours) = buf.strip_prefix(&OURS) else {
+            return self.ballista.try_decode(buf, inputs, ctx, proto_converter);
+        };
+        let input = match inputs {
+            [input] => input.clone(),
+            _ => {
+                return Err(DataFusionError::Internal(format!(
+                    "an operator of tracesql's has one input, this one {}",
+                    inputs.len()
+                )))
+            }
+        };
+        match ours.split_first() {
+            Some((&CONVERT, job)) => Ok(Arc::new(ConvertExec::new(convert::decode(job)?, input))),
+            Some((&CPU_TABLE, recipe)) => Ok(Arc::new(tables::decode_exec(recipe, input)?)),
+            _ => Err(DataFusionError::Internal(
+                "an unknown operator of tracesql's (a newer tracesql sent it?)".into(),
+            )),
         }
     }
 
@@ -156,7 +172,14 @@ impl PhysicalExtensionCodec for TracePhysicalCodec {
     ) -> Result<()> {
         if let Some(exec) = node.downcast_ref::<ConvertExec>() {
             buf.extend(OURS);
+            buf.push(CONVERT);
             buf.extend(convert::encode(&exec.job)?);
+            return Ok(());
+        }
+        if let Some(exec) = node.downcast_ref::<CpuEventExec>() {
+            buf.extend(OURS);
+            buf.push(CPU_TABLE);
+            buf.extend(tables::encode_exec(exec)?);
             return Ok(());
         }
         self.ballista.try_encode(node, buf, proto_converter)

@@ -8,16 +8,17 @@
 //! In: a [`ConvertConfig`] and its windows. Out: a [`ConvertSummary`], one report per window.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use async_trait::async_trait;
 use ballista::prelude::SessionContextExt;
-use datafusion::arrow::array::{Int64Array, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::datasource::memory::MemorySourceConfig;
 use datafusion::datasource::TableType;
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::{SessionStateBuilder, TaskContext};
@@ -30,7 +31,7 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream,
 };
 use datafusion::prelude::SessionContext;
-use futures::stream;
+use futures::{stream, StreamExt, TryStreamExt};
 use serde::{Deserialize, Serialize};
 
 use super::{session_config, Endpoint};
@@ -77,6 +78,7 @@ impl ConvertJob {
     /// Convert window `i` here; its result row.
     async fn run(&self, i: usize, schema: SchemaRef) -> DfResult<RecordBatch> {
         let (path, partitions) = &self.windows[i];
+        count_started(&self.output);
         let window = WindowDir {
             path: path.clone(),
             partitions: partitions.clone(),
@@ -87,15 +89,17 @@ impl ConvertJob {
         let config = self.config();
         let noop: Arc<dyn Fn(&WindowReport) + Send + Sync> = Arc::new(|_| {});
         let cancel = Arc::new(AtomicBool::new(false));
-        let (outcome, outputs) =
+        let (outcome, outputs, events) =
             match crate::convert::convert(&config, vec![window], cancel, noop).await {
                 Ok(mut summary) if !summary.reports.is_empty() => {
                     let report = summary.reports.remove(0);
-                    (report.outcome, report.outputs)
+                    (report.outcome, report.outputs, report.events)
                 }
-                Ok(_) => (Outcome::Failed("not converted".into()), Vec::new()),
-                Err(e) => (Outcome::Failed(e.to_string()), Vec::new()),
+                Ok(_) => (Outcome::Failed("not converted".into()), Vec::new(), 0),
+                Err(e) => (Outcome::Failed(e.to_string()), Vec::new(), 0),
             };
+        // Ballista reruns a task whose executor was lost; the rerun finds the outputs the
+        // lost run wrote up to date. Written since the job was submitted: converted.
         let by_this_job = !outputs.is_empty()
             && outputs.iter().all(|o| {
                 std::fs::metadata(config.output.join(o))
@@ -116,6 +120,8 @@ impl ConvertJob {
             Outcome::UpToDate => ("up to date", None),
             Outcome::Failed(reason) => ("failed", Some(reason)),
         };
+        // Events are counted as they are written: none for outputs this run left alone.
+        let events = (events > 0).then_some(events as i64);
         let outputs: Vec<String> = outputs.iter().map(|o| o.display().to_string()).collect();
         let text = |v: Option<String>| Arc::new(StringArray::from(vec![v]));
         Ok(RecordBatch::try_new(
@@ -123,9 +129,10 @@ impl ConvertJob {
             vec![
                 text(Some(path.display().to_string())),
                 text(Some(outputs.join(","))),
+                Arc::new(Int64Array::from(vec![events])),
+                Arc::new(Int64Array::from(vec![bytes as i64])),
                 text(Some(status.to_string())),
                 text(reason),
-                Arc::new(Int64Array::from(vec![bytes as i64])),
                 Arc::new(Int64Array::from(vec![i64::from(std::process::id())])),
             ],
         )?)
@@ -137,6 +144,28 @@ fn millis(t: std::time::SystemTime) -> u64 {
         .map_or(0, |d| d.as_millis() as u64)
 }
 
+/// Window conversions started in this process, per output folder (what a test of the
+/// in-process cluster counts: each window converts once).
+static STARTED: Mutex<Vec<(PathBuf, usize)>> = Mutex::new(Vec::new());
+
+fn count_started(output: &Path) {
+    let mut started = STARTED.lock().expect("the counter lock is never poisoned");
+    match started.iter_mut().find(|(o, _)| o == output) {
+        Some((_, n)) => *n += 1,
+        None => started.push((output.to_path_buf(), 1)),
+    }
+}
+
+/// How many window conversions the tasks run in this process have started for the output
+/// folder `output` (absolute, as the job carries it).
+pub fn conversions_started(output: &Path) -> usize {
+    let started = STARTED.lock().expect("the counter lock is never poisoned");
+    started
+        .iter()
+        .find(|(o, _)| o == output)
+        .map_or(0, |(_, n)| *n)
+}
+
 /// The rows of a cluster conversion, one per window.
 pub fn result_schema() -> SchemaRef {
     Arc::new(Schema::new(vec![
@@ -144,12 +173,14 @@ pub fn result_schema() -> SchemaRef {
         Field::new("window", DataType::Utf8, false),
         // its outputs, relative to the output folder, comma-separated
         Field::new("outputs", DataType::Utf8, false),
+        // events written (over its outputs), NULL when none was written
+        Field::new("events", DataType::Int64, true),
+        // bytes of its outputs
+        Field::new("bytes", DataType::Int64, false),
         // converted, up to date, failed
         Field::new("status", DataType::Utf8, false),
         // why it failed (one line), NULL otherwise
         Field::new("reason", DataType::Utf8, true),
-        // bytes of its outputs
-        Field::new("bytes", DataType::Int64, false),
         // the process id of the executor that ran it
         Field::new("executor_pid", DataType::Int64, false),
     ]))
@@ -178,27 +209,68 @@ impl TableProvider for ConvertTable {
         _filters: &[Expr],
         _limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        Ok(Arc::new(ConvertExec::new(self.job.clone())))
+        let windows = item_scan(self.job.windows.len())?;
+        Ok(Arc::new(ConvertExec::new(self.job.clone(), windows)))
     }
 }
 
-/// One partition per window; partition `i` converts window `i` where it runs.
+/// A scan of the numbers `0..n`, one partition (and one row) each: the input of the
+/// operators that do one item of work per row ([`ConvertExec`], the cluster's `cpu_event`
+/// scan). Ballista gives each task its share of a stage by restricting the stage's leaves
+/// to the task's partitions, and it knows how to restrict this scan (an in-memory
+/// `DataSourceExec`), not a leaf of ours: with `ConvertExec` as the leaf, each of the
+/// first tasks ran every window's conversion (issue #20: "each convert task runs twice").
+pub fn item_scan(n: usize) -> DfResult<Arc<dyn ExecutionPlan>> {
+    let schema = item_schema();
+    let partitions = (0..n as i64)
+        .map(|i| {
+            let column = Arc::new(Int64Array::from(vec![i]));
+            Ok(vec![RecordBatch::try_new(schema.clone(), vec![column])?])
+        })
+        .collect::<DfResult<Vec<_>>>()?;
+    let scan = MemorySourceConfig::try_new_exec(&partitions, schema, None)?;
+    Ok(scan)
+}
+
+fn item_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![Field::new(
+        "item",
+        DataType::Int64,
+        false,
+    )]))
+}
+
+/// The item numbers of an [`item_scan`] partition's batches.
+pub fn items(batch: &RecordBatch) -> DfResult<Vec<usize>> {
+    let column = batch
+        .column(0)
+        .as_any()
+        .downcast_ref::<Int64Array>()
+        .ok_or_else(|| DataFusionError::Internal("an item scan's column is Int64".into()))?;
+    Ok(column.values().iter().map(|&i| i as usize).collect())
+}
+
+/// Per input row `i` (an [`item_scan`] of the job's windows): convert window `i` where the
+/// task runs, and return its result row. Partition for partition, as its input.
 #[derive(Debug)]
 pub struct ConvertExec {
     pub job: Arc<ConvertJob>,
+    input: Arc<dyn ExecutionPlan>,
     properties: Arc<PlanProperties>,
 }
 
 impl ConvertExec {
-    pub fn new(job: Arc<ConvertJob>) -> Self {
+    pub fn new(job: Arc<ConvertJob>, input: Arc<dyn ExecutionPlan>) -> Self {
+        let partitions = input.properties().output_partitioning().partition_count();
         let properties = PlanProperties::new(
             EquivalenceProperties::new(result_schema()),
-            Partitioning::UnknownPartitioning(job.windows.len().max(1)),
+            Partitioning::UnknownPartitioning(partitions),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
         ConvertExec {
             job,
+            input,
             properties: Arc::new(properties),
         }
     }
@@ -225,7 +297,7 @@ impl ExecutionPlan for ConvertExec {
     }
 
     fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
-        Vec::new()
+        vec![&self.input]
     }
 
     fn apply_expressions(
@@ -237,27 +309,43 @@ impl ExecutionPlan for ConvertExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        _children: Vec<Arc<dyn ExecutionPlan>>,
+        mut children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        Ok(self)
+        match (children.pop(), children.is_empty()) {
+            (Some(input), true) => Ok(Arc::new(ConvertExec::new(self.job.clone(), input))),
+            _ => Err(DataFusionError::Internal(
+                "ConvertExec has one input".into(),
+            )),
+        }
     }
 
     fn execute(
         &self,
         partition: usize,
-        _context: Arc<TaskContext>,
+        context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         let job = self.job.clone();
         let schema = result_schema();
-        let rows = stream::once({
-            let schema = schema.clone();
-            async move {
-                if partition >= job.windows.len() {
-                    return Ok(RecordBatch::new_empty(schema));
+        let input = self.input.execute(partition, context)?;
+        let rows = input
+            .map(|batch| batch.and_then(|b| items(&b)))
+            .map_ok(|items| stream::iter(items.into_iter().map(Ok::<_, DataFusionError>)))
+            .try_flatten()
+            .and_then({
+                let schema = schema.clone();
+                move |i| {
+                    let (job, schema) = (job.clone(), schema.clone());
+                    async move {
+                        if i >= job.windows.len() {
+                            return Err(DataFusionError::Internal(format!(
+                                "convert: no window {i} in a job of {}",
+                                job.windows.len()
+                            )));
+                        }
+                        job.run(i, schema).await
+                    }
                 }
-                job.run(partition, schema).await
-            }
-        });
+            });
         Ok(Box::pin(RecordBatchStreamAdapter::new(schema, rows)))
     }
 }
@@ -323,7 +411,13 @@ pub async fn convert(
                 .expect("the result schema's text columns")
                 .clone()
         };
-        let (window, outputs, status, reason) = (text(0), text(1), text(2), text(3));
+        let events = batch
+            .column(2)
+            .as_any()
+            .downcast_ref::<Int64Array>()
+            .expect("the result schema's events column")
+            .clone();
+        let (window, outputs, status, reason) = (text(0), text(1), text(4), text(5));
         for row in 0..batch.num_rows() {
             let outcome = match status.value(row) {
                 "converted" => Outcome::Converted,
@@ -336,22 +430,29 @@ pub async fn convert(
                 .filter(|o| !o.is_empty())
                 .map(PathBuf::from)
                 .collect();
-            by_window.insert(PathBuf::from(window.value(row)), (outputs, outcome));
+            let events = if events.is_null(row) {
+                0
+            } else {
+                events.value(row) as u64
+            };
+            by_window.insert(PathBuf::from(window.value(row)), (outputs, outcome, events));
         }
     }
     let mut summary = ConvertSummary::default();
     for w in &windows {
         let key = absolute(&w.path)?;
-        let (outputs, outcome) = by_window.remove(&key).unwrap_or_else(|| {
+        let (outputs, outcome, events) = by_window.remove(&key).unwrap_or_else(|| {
             (
                 Vec::new(),
                 Outcome::Failed("no result from the cluster".into()),
+                0,
             )
         });
         let report = WindowReport {
             window: w.path.clone(),
             outputs,
             outcome,
+            events,
         };
         on_done(&report);
         summary.reports.push(report);

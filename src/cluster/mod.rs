@@ -88,13 +88,20 @@ impl Endpoint {
 }
 
 /// The session config of every cluster session: the catalog's settings, Ballista's
-/// extension and our logical codec.
+/// extension and our codecs, and Ballista's static planner.
+///
+/// Ballista 55.0.0's adaptive planner (its default) strands a job when an executor dies
+/// mid-query (the rerun of a finished stage is dropped: "Can't find active stage to update
+/// stage outputs"); its static planner reruns the lost work and the query succeeds
+/// (`docs/cluster.md`, "Failures"). A client can still `SET
+/// ballista.planner.adaptive.enabled = true` in a script.
 pub fn session_config() -> SessionConfig {
     crate::engine::query_session()
         .state()
         .config()
         .clone()
         .upgrade_for_ballista()
+        .with_ballista_adaptive_query_planner(false)
         .with_ballista_logical_extension_codec(Arc::new(TraceLogicalCodec::default()))
         .with_ballista_physical_extension_codec(Arc::new(TracePhysicalCodec::default()))
 }

@@ -4,15 +4,19 @@
 //! In: a [`SchedulerOptions`] or [`ExecutorOptions`]. Out: a running service, until it fails
 //! or the process is stopped.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use ballista_core::registry::BallistaFunctionRegistry;
+use ballista_core::serde::protobuf::job_status;
 use ballista_executor::executor_process::{start_executor_process, ExecutorProcessConfig};
 use ballista_scheduler::cluster::BallistaCluster;
 use ballista_scheduler::config::SchedulerConfig;
 use ballista_scheduler::scheduler_process::{create_scheduler, start_grpc_service_with_listener};
+use ballista_scheduler::state::SchedulerState;
 use datafusion_proto::protobuf::{LogicalPlanNode, PhysicalPlanNode};
 use tokio::net::TcpListener;
 
@@ -25,6 +29,14 @@ use crate::Result;
 /// defaults are 60 s and 180 s; a lost executor should not stall a query for minutes).
 pub const HEARTBEAT_SECONDS: u64 = 5;
 pub const EXECUTOR_TIMEOUT_SECONDS: u64 = 20;
+
+/// How long a running job may go without a single task running anywhere in the cluster
+/// before the scheduler fails it. Ballista 55.0.0 can strand a job after it loses an
+/// executor (a stage rolled back whose rerun is never launched, or whose result is
+/// dropped): the job stays `Running` and its client polls forever. No task running
+/// cluster-wide for this long means nothing can make progress, so the job fails with a
+/// one-line reason its client prints (measured: `scripts/cluster-demo.sh`).
+pub const STALL_SECONDS: u64 = 30;
 
 /// `tracesql cluster scheduler`.
 #[derive(Debug, Clone)]
@@ -78,11 +90,66 @@ pub async fn bind_scheduler(
         let scheduler = create_scheduler::<LogicalPlanNode, PhysicalPlanNode>(cluster, config)
             .await
             .map_err(ballista)?;
+        tokio::spawn(fail_stalled_jobs(
+            scheduler.state.clone(),
+            Duration::from_secs(STALL_SECONDS),
+        ));
         start_grpc_service_with_listener(listener, scheduler)
             .await
             .map_err(ballista)
     };
     Ok((addr, serve))
+}
+
+/// Every few seconds: fail the running jobs during which no task has run anywhere for
+/// `stall` (see [`STALL_SECONDS`]).
+async fn fail_stalled_jobs(
+    state: Arc<SchedulerState<LogicalPlanNode, PhysicalPlanNode>>,
+    stall: Duration,
+) {
+    let mut last_busy = Instant::now();
+    let mut first_seen: HashMap<String, Instant> = HashMap::new();
+    let mut tick = tokio::time::interval(Duration::from_secs(HEARTBEAT_SECONDS));
+    loop {
+        tick.tick().await;
+        let jobs = state.task_manager.get_running_job_cache();
+        let mut running = Vec::new();
+        for (job_id, info) in jobs.iter() {
+            let graph = info.execution_graph.read().await;
+            if !matches!(graph.status().status, Some(job_status::Status::Running(_))) {
+                continue;
+            }
+            if !graph.running_tasks().is_empty() {
+                last_busy = Instant::now();
+            }
+            running.push((job_id.as_str().to_string(), info.execution_graph.clone()));
+        }
+        let now = Instant::now();
+        first_seen.retain(|id, _| running.iter().any(|(r, _)| r == id));
+        for (job_id, graph) in running {
+            let since = *first_seen.entry(job_id.clone()).or_insert(now);
+            let idle = now.duration_since(since.max(last_busy));
+            if idle < stall {
+                continue;
+            }
+            let reason = format!(
+                "no task of the cluster ran for {} s (an executor was lost and its work was \
+                 not rescheduled); the scheduler gave up on the job: rerun the query",
+                idle.as_secs()
+            );
+            log::warn!("job {job_id}: {reason}");
+            graph.write().await.fail_job(reason);
+            first_seen.remove(&job_id);
+            // Saving the failed graph ends the job: its client hears of it (a pushed status,
+            // or its next poll) and the job leaves the running ones.
+            let state = state.clone();
+            tokio::spawn(async move {
+                if let Err(e) = state.task_manager.update_job(&job_id.as_str().into()).await {
+                    log::warn!("job {job_id}: could not save its failure: {e}");
+                }
+            });
+        }
+    }
 }
 
 /// Run an executor until it fails or the process gets SIGINT/SIGTERM.

@@ -73,6 +73,8 @@ pub struct WindowReport {
     /// its outputs, relative to the output folder
     pub outputs: Vec<PathBuf>,
     pub outcome: Outcome,
+    /// events written to its outputs by this run (0 when none was written)
+    pub events: u64,
 }
 
 /// What a conversion did, windows in archive order.
@@ -153,11 +155,11 @@ pub async fn convert(
                 let Some(window) = windows.get(i) else { break };
                 // A window is its own task: a panic in it is that window's failure.
                 let mut job = tokio::spawn(convert_window(window.clone(), config.clone()));
-                let outcome = tokio::select! {
+                let (outcome, events) = tokio::select! {
                     joined = &mut job => match joined {
-                        Ok(Ok(outcome)) => outcome,
-                        Ok(Err(e)) => Outcome::Failed(one_line(&e.to_string())),
-                        Err(e) => Outcome::Failed(format!("internal: {e}")),
+                        Ok(Ok(done)) => done,
+                        Ok(Err(e)) => (Outcome::Failed(one_line(&e.to_string())), 0),
+                        Err(e) => (Outcome::Failed(format!("internal: {e}")), 0),
                     },
                     () = raised(&cancel) => {
                         // Dropping the export drops its AtomicFile: no partial output. Wait
@@ -171,6 +173,7 @@ pub async fn convert(
                     window: window.path.clone(),
                     outputs: outputs_of(window, &config.formats),
                     outcome,
+                    events,
                 };
                 on_done(&report);
                 *slots[i].lock().expect("no worker panics holding a slot") = Some(report);
@@ -207,9 +210,11 @@ async fn raised(flag: &AtomicBool) {
     }
 }
 
-async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result<Outcome> {
+/// How `window` went, and the events written to its outputs.
+async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result<(Outcome, u64)> {
     let newest_input = newest_file(&window.path)?;
     let mut wrote = false;
+    let mut events = 0;
     for format in &config.formats {
         let output = config.output.join(output_path(&window, *format));
         let split = config.max_size.filter(|_| *format == TraceFormat::Chrome);
@@ -224,7 +229,7 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
         if let Some(dir) = output.parent() {
             std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
-        match format {
+        let summary = match format {
             TraceFormat::Chrome if split.is_some() => {
                 let dir = output.parent().unwrap_or(Path::new("."));
                 let whole = tempfile::Builder::new()
@@ -261,13 +266,15 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
                 .await?
             }
         };
+        events += summary.events;
         wrote = true;
     }
-    Ok(if wrote {
+    let outcome = if wrote {
         Outcome::Converted
     } else {
         Outcome::UpToDate
-    })
+    };
+    Ok((outcome, events))
 }
 
 /// The latest modification time of the files in `dir` (and of `dir` itself).

@@ -106,6 +106,7 @@ mod tests {
             window: "w".into(),
             outputs: Vec::new(),
             outcome,
+            events: 0,
         }
     }
 

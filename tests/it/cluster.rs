@@ -278,6 +278,12 @@ async fn convert_on_the_cluster_writes_the_local_outputs_one_row_per_window() {
             .await
             .unwrap();
     assert_eq!(got.reports.len(), 4);
+    // Each window converts once (Ballista 55 gave each of the stage's first tasks every
+    // window), the failed one included.
+    let started = |dir: &Path| {
+        tracesql::cluster::convert::conversions_started(&std::path::absolute(dir).unwrap())
+    };
+    assert_eq!(started(&remote), 4);
     for (g, w) in got.reports.iter().zip(&want.reports) {
         assert_eq!(g.window, w.window);
         assert_eq!(g.outputs, w.outputs);
@@ -285,12 +291,15 @@ async fn convert_on_the_cluster_writes_the_local_outputs_one_row_per_window() {
             (Outcome::Failed(_), Outcome::Failed(_)) => {}
             (g_outcome, w_outcome) => assert_eq!(g_outcome, w_outcome, "{}", g.window.display()),
         }
+        // The row's event count is the events written, as locally.
+        assert_eq!(g.events, w.events, "{}", g.window.display());
         if w.outcome == Outcome::Converted {
             let file = &w.outputs[0];
-            assert_eq!(
-                chrome_events(&remote.join(file)),
-                chrome_events(&local.join(file))
-            );
+            let trace = chrome_events(&remote.join(file));
+            assert_eq!(trace, chrome_events(&local.join(file)));
+            assert!(g.events > 0, "{}", g.window.display());
+        } else {
+            assert_eq!(g.events, 0, "{}", g.window.display());
         }
     }
     assert_eq!(got.converted(), 3);
@@ -300,4 +309,54 @@ async fn convert_on_the_cluster_writes_the_local_outputs_one_row_per_window() {
         .await
         .unwrap();
     assert_eq!(again.up_to_date(), 3);
+    assert_eq!(started(&remote), 8);
+    assert!(again.reports.iter().all(|r| r.events == 0));
+}
+
+/// The decompressed size of a window's CPU trace.
+fn cpu_trace_bytes(window: &Path) -> usize {
+    let mut text = Vec::new();
+    std::io::Read::read_to_end(
+        &mut flate2::read::MultiGzDecoder::new(
+            std::fs::File::open(window.join("cpu_trace.json.gz")).unwrap(),
+        ),
+        &mut text,
+    )
+    .unwrap();
+    text.len()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cpu_trace_over_the_message_limit_is_read_on_the_executors() {
+    // Ballista's messages (plans, tasks, results) are limited to 16 MB: `cpu_event` rows
+    // that travelled inside the plan could not exceed it; read by the executors, they can.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("window_id=000001");
+    write_window(&SynthConfig::new(420_000, 5), &dir).unwrap();
+    let limit = 16 * 1024 * 1024;
+    assert!(
+        cpu_trace_bytes(&dir) > limit,
+        "the premise: a CPU trace over 16 MB"
+    );
+    let (local, remote) = both(tmp.path()).await;
+    let got = same_answer(
+        &local,
+        &remote,
+        "SELECT window_id, count(*), sum(length(raw)), sum(ts_ns), max(name) FROM cpu_event GROUP BY 1",
+    )
+    .await;
+    assert_eq!(got.len(), 1);
+    // Every event's text reaches the client, in pieces under the limit.
+    let batches = remote
+        .sql("SELECT raw FROM cpu_event")
+        .await
+        .unwrap()
+        .collect()
+        .await
+        .unwrap();
+    let text: usize = batches
+        .iter()
+        .map(|b| b.column(0).get_array_memory_size())
+        .sum();
+    assert!(text > limit, "{text} bytes of event text");
 }
