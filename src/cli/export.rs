@@ -101,6 +101,12 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         bail!("--max-size splits Chrome JSON exports (.json, .json.gz) so far");
     }
     let final_output = args.output.clone();
+    if budget.is_some() {
+        // before the temporary file below is made beside the parts
+        let mut inputs = vec![args.window.as_path()];
+        inputs.extend(args.script.as_deref());
+        tracesql::file::refuse_writing_into(&final_output, &inputs, "--output")?;
+    }
     // Split: the whole trace goes to a temporary JSON beside the parts first.
     let whole = match budget {
         Some(_) => Some(

@@ -127,6 +127,23 @@ fn export_convert_and_query_refuse_to_write_into_their_input() {
         &kernel,
         &before,
     );
+    let files_before = std::fs::read_dir(&window).unwrap().count();
+    let split_inside = format!("{w}/trace.json");
+    let out = run(&["export", "-w", w, "-o", &split_inside, "--max-size", "1MB"]);
+    assert_refused(&out, &kernel, &before);
+    assert_eq!(
+        std::fs::read_dir(&window).unwrap().count(),
+        files_before,
+        "a split export left a file in its window"
+    );
+    let merged_inside = archive.join("merged.json");
+    let a = archive.to_str().unwrap();
+    let out = run(&["export", "-w", a, "-o", merged_inside.to_str().unwrap()]);
+    assert_refused(&out, &kernel, &before);
+    assert!(
+        !merged_inside.exists(),
+        "a merged export wrote into its archive"
+    );
     let script = tmp.path().join("q.sql");
     std::fs::write(&script, "select 1").unwrap();
     let s = script.to_str().unwrap();
