@@ -77,3 +77,33 @@ fn chrome_hex(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
     }
     Ok(ColumnarValue::Array(Arc::new(out.finish())))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_graphed_op_is_drawn_on_its_lane_only_when_the_lane_differs_from_its_stream() {
+        let column = |v: Vec<Option<i64>>| ColumnarValue::Array(Arc::new(Int64Array::from(v)));
+        // (graph node, lane, stream) -> drawn lane
+        let cases = [
+            ((Some(0), Some(5), Some(7)), Some(7)), // eager: its stream
+            ((Some(1), Some(5), Some(7)), Some(5)), // graphed, another lane: moved
+            ((Some(1), Some(7), Some(7)), Some(7)), // graphed, its own stream
+            ((Some(1), None, Some(7)), Some(7)),    // no lane recorded
+            ((None, Some(5), Some(7)), Some(7)),    // no graph node recorded
+            ((Some(1), Some(5), None), None),       // no stream
+        ];
+        let pick = |f: fn(&(Option<i64>, Option<i64>, Option<i64>)) -> Option<i64>| {
+            column(cases.iter().map(|(args, _)| f(args)).collect())
+        };
+        let args = [pick(|a| a.0), pick(|a| a.1), pick(|a| a.2)];
+        let ColumnarValue::Array(out) = drawn_lane(&args).unwrap() else {
+            panic!("an array of lanes")
+        };
+        let out = out.as_primitive::<Int64Type>();
+        let got: Vec<Option<i64>> = out.iter().collect();
+        let want: Vec<Option<i64>> = cases.iter().map(|(_, lane)| *lane).collect();
+        assert_eq!(got, want);
+    }
+}
