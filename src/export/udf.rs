@@ -94,9 +94,9 @@ mod tests {
             ((None, Some(5), Some(7)), Some(7)),    // no graph node recorded
             ((Some(1), Some(5), None), None),       // no stream
         ];
-        let pick = |f: fn(&(Option<i64>, Option<i64>, Option<i64>)) -> Option<i64>| {
-            column(cases.iter().map(|(args, _)| f(args)).collect())
-        };
+        type Args = (Option<i64>, Option<i64>, Option<i64>);
+        let pick =
+            |f: fn(&Args) -> Option<i64>| column(cases.iter().map(|(args, _)| f(args)).collect());
         let args = [pick(|a| a.0), pick(|a| a.1), pick(|a| a.2)];
         let ColumnarValue::Array(out) = drawn_lane(&args).unwrap() else {
             panic!("an array of lanes")
