@@ -8,7 +8,7 @@ CREATE OR REPLACE VIEW _chrome_api_row AS
 -- external_correlation rows (`ord`: place in the file) whose external id has a CPU thread
 WITH linked AS (
   SELECT x.correlation_id, x.ord, t.pid, t.tid
-  FROM (SELECT correlation_id, external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
+  FROM (SELECT correlation_id, external_id, file_row AS ord
         FROM external_correlation) x
   JOIN _chrome_cpu_thread t ON t.external_id = x.external_id
   WHERE x.correlation_id <> 0
@@ -55,7 +55,7 @@ RIGHT JOIN (
   FROM (
     SELECT r.*, COALESCE(c.name, r.window_name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
     FROM (
-      SELECT 0 AS kind_rank, 'cuda_runtime' AS cat, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, cbid,
+      SELECT 0 AS kind_rank, 'cuda_runtime' AS cat, file_row AS ord, cbid,
         start_ns, end_ns, process_id, correlation_id,
         CASE WHEN (thread_id & 4294967295) >= 2147483648
              THEN (thread_id & 4294967295) - 4294967296
@@ -63,7 +63,7 @@ RIGHT JOIN (
         name AS window_name
       FROM cuda_runtime
       UNION ALL
-      SELECT 1, 'cuda_driver', CAST(ROW_NUMBER() OVER () AS BIGINT), cbid, start_ns, end_ns, process_id,
+      SELECT 1, 'cuda_driver', file_row, cbid, start_ns, end_ns, process_id,
         correlation_id,
         CASE WHEN (thread_id & 4294967295) >= 2147483648
              THEN (thread_id & 4294967295) - 4294967296
@@ -87,6 +87,6 @@ LEFT JOIN (
   SELECT process_id, thread_id, resource_id FROM (
     SELECT process_id, thread_id, resource_id,
       ROW_NUMBER() OVER (PARTITION BY process_id, thread_id ORDER BY ord DESC) AS rn
-    FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM thread_resource)
+    FROM (SELECT *, file_row AS ord FROM thread_resource)
   ) WHERE rn = 1
 ) tr ON tr.process_id = a.process_id AND tr.thread_id = a.thread_id_i32

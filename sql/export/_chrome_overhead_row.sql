@@ -10,7 +10,7 @@ SELECT
   -- start and end, unix ns
   o.start_ns,
   o.end_ns
-FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM overhead) o
+FROM (SELECT *, file_row AS ord FROM overhead) o
 CROSS JOIN (
   SELECT COALESCE(max(end_ns), 0) AS last_end FROM (
     SELECT end_ns FROM kernel UNION ALL SELECT end_ns FROM gpu_memcpy

@@ -24,20 +24,20 @@ SELECT
   CASE WHEN s.stream_id = 4294967295 THEN -1 ELSE s.stream_id END AS stream,
   -- correlation id of the awaited event's record call, -1 when unknown
   COALESCE(e.correlation_id, -1) AS record_correlation_id
-FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM cuda_sync) s
+FROM (SELECT *, file_row AS ord FROM cuda_sync) s
 LEFT JOIN (
   SELECT context_id, first_value(device_id ORDER BY pos) AS device_id
   FROM (
     -- kernel, gpu_memcpy and gpu_memset rows
     SELECT context_id, device_id, pos FROM _chrome_gpu_row WHERE pos < 3 * 4294967296
     UNION ALL
-    SELECT context_id, device_id, 3 * 4294967296 + CAST(ROW_NUMBER() OVER () AS BIGINT) FROM cuda_event
+    SELECT context_id, device_id, 3 * 4294967296 + file_row FROM cuda_event
   )
   GROUP BY context_id
 ) d ON d.context_id = s.context_id
 LEFT JOIN (
-  SELECT cuda_event_sync_id, last_value(correlation_id ORDER BY ord) AS correlation_id
-  FROM (SELECT cuda_event_sync_id, correlation_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM cuda_event)
+  SELECT cuda_event_sync_id, last_value(correlation_id ORDER BY file_row) AS correlation_id
+  FROM cuda_event
   WHERE cuda_event_sync_id <> 0
   GROUP BY cuda_event_sync_id
 ) e ON e.cuda_event_sync_id = s.cuda_event_sync_id

@@ -20,20 +20,18 @@ FROM (
     min(g.start_ns) AS start_ns, max(g.end_ns) AS end_ns
   FROM _chrome_gpu_row g
   JOIN (
-    SELECT correlation_id, last_value(user_external_id ORDER BY ord) AS user_external_id
-    FROM (SELECT x.correlation_id, x.user_external_id, x.ord
-          FROM (SELECT correlation_id, user_external_id, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord
-                FROM external_correlation) x
-          WHERE x.correlation_id <> 0
-            AND x.user_external_id IN (SELECT external_id FROM user_annotation))
+    SELECT correlation_id, last_value(user_external_id ORDER BY file_row) AS user_external_id
+    FROM external_correlation
+    WHERE correlation_id <> 0
+      AND user_external_id IN (SELECT external_id FROM user_annotation)
     GROUP BY correlation_id
   ) c ON c.correlation_id = g.correlation_id
   WHERE g.pos < 3 * 4294967296 -- kernel, gpu_memcpy, gpu_memset
   GROUP BY c.user_external_id, g.device_id, g.stream_id
 ) s
 JOIN (
-  SELECT external_id, last_value(name ORDER BY ord) AS name
-  FROM (SELECT external_id, name, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM user_annotation)
+  SELECT external_id, last_value(name ORDER BY file_row) AS name
+  FROM user_annotation
   GROUP BY external_id
 ) u ON u.external_id = s.user_external_id AND u.name IS NOT NULL
 JOIN (

@@ -18,26 +18,26 @@ SELECT
   c.start_ns,
   c.value
 FROM (
-  SELECT 0 AS src, 0 AS spec, ord, 'Power (W)' AS name, device_id, start_ns,
+  SELECT 0 AS src, 0 AS spec, file_row AS ord, 'Power (W)' AS name, device_id, start_ns,
     CAST(data & CAST(4294967295 AS BIGINT UNSIGNED) AS DOUBLE) / 1000.0 AS value
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM environment)
+  FROM environment
   WHERE environment_kind = 3
   UNION ALL
-  SELECT 0, 1, ord, 'Temperature (C)', device_id, start_ns, CAST(data AS DOUBLE)
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM environment)
+  SELECT 0, 1, file_row, 'Temperature (C)', device_id, start_ns, CAST(data AS DOUBLE)
+  FROM environment
   WHERE environment_kind = 2
   UNION ALL
-  SELECT 0, 2, ord, 'SM Clock (MHz)', device_id, start_ns,
+  SELECT 0, 2, file_row, 'SM Clock (MHz)', device_id, start_ns,
     CAST(data & CAST(4294967295 AS BIGINT UNSIGNED) AS DOUBLE)
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM environment)
+  FROM environment
   WHERE environment_kind = 1
   UNION ALL
-  SELECT 0, 3, ord, 'Memory Clock (MHz)', device_id, start_ns, CAST(data >> 32 AS DOUBLE)
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM environment)
+  SELECT 0, 3, file_row, 'Memory Clock (MHz)', device_id, start_ns, CAST(data >> 32 AS DOUBLE)
+  FROM environment
   WHERE environment_kind = 1
   UNION ALL
-  SELECT 0, 4, ord, 'Fan Speed (%)', device_id, start_ns, CAST(data AS DOUBLE)
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM environment)
+  SELECT 0, 4, file_row, 'Fan Speed (%)', device_id, start_ns, CAST(data AS DOUBLE)
+  FROM environment
   WHERE environment_kind = 4
   UNION ALL
   SELECT 1, p.metric_index, p.ord,

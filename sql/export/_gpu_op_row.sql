@@ -23,24 +23,24 @@ SELECT
   -- kernel name (NULL for the other kinds)
   name
 FROM (
-  SELECT 0 AS kind_rank, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns, end_ns,
+  SELECT 0 AS kind_rank, file_row AS ord, start_ns, end_ns,
     device_id, context_id, stream_id, correlation_id, graph_node_id, logical_lane, lane_name,
     name
   FROM kernel
   UNION ALL
-  SELECT 1, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, context_id,
+  SELECT 1, file_row, start_ns, end_ns, device_id, context_id,
     stream_id, correlation_id, graph_node_id, logical_lane, lane_name, NULL
   FROM gpu_memcpy
   UNION ALL
-  SELECT 2, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, context_id,
+  SELECT 2, file_row, start_ns, end_ns, device_id, context_id,
     stream_id, correlation_id, graph_node_id, logical_lane, lane_name, NULL
   FROM gpu_memset
   UNION ALL
-  SELECT 3, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, context_id,
+  SELECT 3, file_row, start_ns, end_ns, device_id, context_id,
     stream_id, correlation_id, graph_node_id, logical_lane, lane_name, NULL
   FROM graph_event_node
   UNION ALL
-  SELECT 4, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, end_ns, device_id, context_id,
+  SELECT 4, file_row, start_ns, end_ns, device_id, context_id,
     stream_id, correlation_id, graph_node_id, logical_lane, lane_name, NULL
   FROM graph_host_node
 )

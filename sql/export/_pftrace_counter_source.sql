@@ -24,7 +24,7 @@ FROM (
   UNION ALL
   SELECT 2, 0, k.ord, 'Cycles (Current Kernel)', k.device_id, k.start_ns,
     (CAST(greatest(k.end_ns - k.start_ns, 0) AS DOUBLE) / 1000000000.0) * c.clock_hz
-  FROM (SELECT *, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM kernel) k
+  FROM (SELECT *, file_row AS ord FROM kernel) k
   JOIN _gpu_sm_clock c ON c.device_id = k.device_id
   CROSS JOIN (SELECT count(*) AS n FROM _chrome_active_device) ad
   LEFT JOIN _chrome_active_device a ON a.device_id = k.device_id

@@ -6,7 +6,7 @@
 -- each stage in file order (annotations have none of these: zeros, from the held rows);
 -- its start `ts` checks that the second read met the rows in the same order.
 CREATE OR REPLACE VIEW _pftrace_render_extra AS
-SELECT 1 AS stage_iid, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns AS ts,
+SELECT 1 AS stage_iid, file_row AS ord, start_ns AS ts,
   context_id,
   graph_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, registers_per_thread,
   dynamic_shared_memory, priority, queued, channel, channel_type, 0 AS bytes, 0 AS value,
@@ -14,12 +14,12 @@ SELECT 1 AS stage_iid, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord, start_ns AS 
   CAST(NULL AS BIGINT) AS host_fn_addr
 FROM kernel
 UNION ALL
-SELECT 2, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, context_id, graph_id,
+SELECT 2, file_row, start_ns, context_id, graph_id,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, channel, channel_type, bytes, 0, 0, annotation, metadata,
   NULL, NULL
 FROM gpu_memcpy
 UNION ALL
-SELECT 3, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, context_id, graph_id,
+SELECT 3, file_row, start_ns, context_id, graph_id,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, channel, channel_type, bytes, value, memory_kind,
   annotation, metadata, NULL, NULL
 FROM gpu_memset
@@ -28,10 +28,10 @@ SELECT 4, ord, ts, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, NULL, NULL
 FROM _pftrace_render_row
 WHERE stage_iid = 4
 UNION ALL
-SELECT 5, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, context_id, graph_id,
+SELECT 5, file_row, start_ns, context_id, graph_id,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, annotation, NULL, NULL, NULL
 FROM graph_event_node
 UNION ALL
-SELECT 6, CAST(ROW_NUMBER() OVER () AS BIGINT), start_ns, context_id, graph_id,
+SELECT 6, file_row, start_ns, context_id, graph_id,
   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, annotation, NULL, host_fn, host_fn_addr
 FROM graph_host_node

@@ -31,7 +31,7 @@ SELECT
 FROM graph_event_node g
 CROSS JOIN chrome_base b
 LEFT JOIN (
-  SELECT graph_node_id, last_value(cuda_event ORDER BY ord) AS cuda_event
-  FROM (SELECT graph_node_id, cuda_event, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord FROM graph_event_record)
+  SELECT graph_node_id, last_value(cuda_event ORDER BY file_row) AS cuda_event
+  FROM graph_event_record
   GROUP BY graph_node_id
 ) r ON r.graph_node_id = g.graph_node_id

@@ -7,6 +7,7 @@
 mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
+pub mod file_order;
 mod trace_doc;
 
 use std::sync::Arc;

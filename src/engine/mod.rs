@@ -62,10 +62,12 @@ pub struct ExportTuning {
 pub fn export_session(tuning: ExportTuning) -> SessionContext {
     let mut config = base_config();
     let options = config.options_mut();
-    // Order, not speed: plans number rows in file order (`ROW_NUMBER() OVER ()`), so one
-    // file is one partition and its batches are never dealt round-robin. A filter pushed
-    // below such a window would run on dealt batches gathered back in any order, and the
-    // .pftrace differed from run to run on large windows (c847492).
+    // Order, not speed: plans order rows by their place in the file (`file_row`, which the
+    // scan counts: catalog::file_order), and several stream them on in that order without
+    // sorting again (the held rows' readers, the render stages' merge join). Batches dealt
+    // round-robin and gathered back would come in any order: with the rows numbered by a
+    // `ROW_NUMBER() OVER ()` per plan, the .pftrace differed from run to run on large windows
+    // (c847492).
     options.optimizer.repartition_file_scans = false;
     options.optimizer.enable_round_robin_repartition = false;
     // Joins build their hash table on the side estimated smaller. The export's filters keep

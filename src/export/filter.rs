@@ -70,6 +70,7 @@ pub(crate) async fn register_catalog(
     filter: &RowFilter,
 ) -> Result<()> {
     crate::catalog::register_window(ctx, window).await?;
+    crate::catalog::file_order::number_window_tables(ctx).await?;
     let schema = crate::catalog::cpu_trace::cpu_event_schema();
     let cpu_table = MemTable::try_new(schema, vec![cpu_events])?;
     ctx.deregister_table("cpu_event")?;

@@ -19,6 +19,7 @@ use super::filter::{self, RowFilter};
 use super::manifest;
 use super::shared_rows::{self, HeldRows};
 use super::udf;
+use crate::catalog::file_order::FILE_ROW;
 use crate::engine::{ExportTuning, RowLookup};
 use crate::error::Error;
 use crate::sink::chrome::Span;
@@ -94,6 +95,7 @@ impl ExportSession {
 pub async fn plan_session(window: &Window) -> Result<SessionContext> {
     let ctx = crate::engine::export_session(ExportTuning { filtered: false });
     crate::catalog::register_window(&ctx, window).await?;
+    crate::catalog::file_order::number_window_tables(&ctx).await?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
     let base = TraceBase {
         base_ns: 0,
@@ -172,8 +174,8 @@ fn span_bound_schema() -> Arc<Schema> {
     ]))
 }
 
-/// `chrome_pm_sample`: pm_sampling's metric columns (every column but start_ns and
-/// device_id, in file order: `metric_index`) unpivoted to one row per sample and metric
+/// `chrome_pm_sample`: pm_sampling's metric columns (every column but start_ns, device_id
+/// and file_row, in file order: `metric_index`) unpivoted to one row per sample and metric
 /// (`ord`: the row's place in the file).
 async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
     let schema = ctx.table("pm_sampling").await?.schema().as_arrow().clone();
@@ -181,12 +183,12 @@ async fn pm_sample_view(ctx: &SessionContext) -> Result<String> {
         .fields()
         .iter()
         .map(|f| f.name())
-        .filter(|n| *n != "start_ns" && *n != "device_id")
+        .filter(|n| !["start_ns", "device_id", FILE_ROW].contains(&n.as_str()))
         .enumerate()
         .map(|(index, metric)| {
             format!(
                 "SELECT device_id, start_ns, '{}' AS metric, CAST(\"{}\" AS DOUBLE) AS value, \
-                 {index} AS metric_index, CAST(ROW_NUMBER() OVER () AS BIGINT) AS ord \
+                 {index} AS metric_index, {FILE_ROW} AS ord \
                  FROM pm_sampling",
                 metric.replace('\'', "''"),
                 metric.replace('"', "\"\"")

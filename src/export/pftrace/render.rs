@@ -177,10 +177,11 @@ fn device_arch(device_properties: &str, device: i64) -> Option<String> {
 }
 
 /// pftrace_render's rows with their `_pftrace_render_extra` columns, in event_id order: the
-/// engine's merge join of the two on (stage_iid, ord), both already in that order. The
-/// start time is a key too (rows in (stage_iid, ord) order, a unique pair, are in key order
-/// with it): a row without its extras (a table that gave its rows in another order the
-/// second time) fails the export in [`check_extras`] rather than being written without them.
+/// engine's merge join of the two on (stage_iid, ord), both in that order (`ord` is the
+/// row's place in its file, `file_row`, counted by the scan, so both reads agree on it
+/// whatever order a view gives the rows in). The start time is a key too (rows in
+/// (stage_iid, ord) order, a unique pair, are in key order with it): a row without its
+/// extras fails the export in [`check_extras`] rather than being written without them.
 async fn render_with_extras(ctx: &SessionContext) -> Result<(SendableRecordBatchStream, usize)> {
     crate::engine::left_merge_join(
         ctx,
@@ -201,9 +202,7 @@ fn in_stage_order(view: &str) -> String {
 fn check_extras(batch: &RecordBatch, narrow_width: usize) -> Result<()> {
     if batch.column(narrow_width).null_count() > 0 {
         return Err(Error::Internal(
-            "a GPU-op table gave its rows in another order when read again for the render \
-             stages' columns (does a --sql view reorder its rows?)"
-                .into(),
+            "a GPU-op table gave other rows when read again for the render stages' columns".into(),
         ));
     }
     Ok(())
