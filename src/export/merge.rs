@@ -96,7 +96,13 @@ pub struct MergedWindow {
     /// the shift applied to its timestamps, ns: its base minus the first's, plus the offset
     pub shift_ns: i64,
     pub events: u64,
+    /// its CPU trace's members the merged document has only one of (`distributedInfo`,
+    /// `deviceProperties`), as JSON text, kept in the merge record
+    pub metadata: Vec<(String, String)>,
 }
+
+/// The CPU-trace members each window keeps in the merge record.
+const PER_WINDOW_MEMBERS: [&str; 2] = ["distributedInfo", "deviceProperties"];
 
 /// Export every window of the archive at `config.archive` as one Chrome trace.
 pub async fn export_merged_chrome(config: &MergeConfig) -> Result<MergeSummary> {
@@ -152,6 +158,10 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
             sink
         });
         parts.push(sink.concat(encoded.segments)?);
+        let metadata = (encoded.members.iter())
+            .filter(|(k, _)| PER_WINDOW_MEMBERS.contains(&k.as_str()))
+            .filter_map(|(k, v)| Some((k.clone(), v.clone()?)))
+            .collect();
         first_members.get_or_insert(encoded.members);
         crate::memory::return_free_memory();
         merged.push(MergedWindow {
@@ -161,6 +171,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
             matched,
             shift_ns,
             events,
+            metadata,
         });
     }
     let sink = join_sink.expect("at least one window");
@@ -188,7 +199,7 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
 pub(super) fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_json::Value {
     let windows: Vec<serde_json::Value> = (windows.iter().enumerate())
         .map(|(ordinal, w)| {
-            serde_json::json!({
+            let mut record = serde_json::json!({
                 "partition": w.partition,
                 "label": w.label,
                 "ordinal": ordinal,
@@ -196,7 +207,13 @@ pub(super) fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_jso
                 "collectives_matched": w.matched,
                 "shift_ns": w.shift_ns,
                 "events": w.events,
-            })
+            });
+            for (key, text) in &w.metadata {
+                if let Ok(value) = serde_json::from_str::<serde_json::Value>(text) {
+                    record[key.as_str()] = value;
+                }
+            }
+            record
         })
         .collect();
     serde_json::json!({

@@ -199,6 +199,7 @@ async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<Me
             matched: offsets[i].matched,
             shift_ns: offsets[i].offset_ns,
             events: 0,
+            metadata: Vec::new(),
         })
         .collect();
     // The record first: a track named after it, on no sequence.

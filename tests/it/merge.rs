@@ -414,6 +414,13 @@ async fn the_dlrm_ranks_merge_with_every_kernel_once_flows_within_ranks_and_trac
         .filter_map(|e| e["args"]["labels"].as_str())
         .collect();
     assert!(gpu_names.contains(&"rank 3 · GPU 3"), "{gpu_names:?}");
+    // the document has one distributedInfo and deviceProperties: each rank's are in the record
+    for (ordinal, (_, _, _, partition)) in windows.iter().enumerate() {
+        let entry = &doc["tracesqlMerge"]["windows"][ordinal];
+        assert_eq!(entry["distributedInfo"]["rank"], ordinal, "{partition}");
+        assert_eq!(entry["deviceProperties"].as_array().map(Vec::len), Some(8));
+    }
+    assert!(doc.get("distributedInfo").is_none());
     assert_each_window_is_its_single_export(&archive, &merged, dir.path()).await;
 }
 
