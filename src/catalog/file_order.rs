@@ -257,3 +257,66 @@ impl ExecutionPlan for FileOrderExec {
         )))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::Int64Type;
+    use datafusion::datasource::MemTable;
+
+    /// Rows 10, 20, ... 70 in three partitions of one or two batches.
+    fn table() -> FileOrderTable {
+        let schema = Arc::new(Schema::new(vec![Field::new("x", DataType::Int64, false)]));
+        let batch = |values: &[i64]| {
+            RecordBatch::try_new(
+                schema.clone(),
+                vec![Arc::new(Int64Array::from(values.to_vec()))],
+            )
+            .unwrap()
+        };
+        let partitions = vec![
+            vec![batch(&[10, 20]), batch(&[30])],
+            vec![batch(&[40, 50])],
+            vec![batch(&[60]), batch(&[70])],
+        ];
+        FileOrderTable::new(Arc::new(MemTable::try_new(schema, partitions).unwrap()))
+    }
+
+    async fn column(ctx: &SessionContext, sql: &str, name: &str) -> Vec<i64> {
+        let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+        (batches.iter())
+            .flat_map(|b| {
+                let c = b.column_by_name(name).unwrap();
+                c.as_primitive::<Int64Type>().values().to_vec()
+            })
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn rows_are_numbered_in_order_across_partitions_whatever_is_asked() {
+        let ctx = SessionContext::new();
+        ctx.register_table("t", Arc::new(table())).unwrap();
+        let all = "SELECT file_row, x FROM t";
+        assert_eq!(column(&ctx, all, "file_row").await, [1, 2, 3, 4, 5, 6, 7]);
+        assert_eq!(column(&ctx, all, "x").await, [10, 20, 30, 40, 50, 60, 70]);
+        // the column asked for first, or alone
+        let first = "SELECT x, file_row FROM t";
+        assert_eq!(column(&ctx, first, "file_row").await, [1, 2, 3, 4, 5, 6, 7]);
+        // a filter runs above the count: the kept rows keep their places
+        let kept = "SELECT file_row FROM t WHERE x % 20 = 0";
+        assert_eq!(column(&ctx, kept, "file_row").await, [2, 4, 6]);
+        // the scan is in file order, so ordering by it sorts nothing
+        let sorted = "EXPLAIN SELECT x FROM t ORDER BY file_row";
+        let plan = ctx.sql(sorted).await.unwrap().collect().await.unwrap();
+        let text = datafusion::arrow::util::pretty::pretty_format_batches(&plan)
+            .unwrap()
+            .to_string();
+        assert!(!text.contains("SortExec"), "{text}");
+        let reversed = "SELECT file_row FROM t ORDER BY file_row DESC";
+        assert_eq!(
+            column(&ctx, reversed, "file_row").await,
+            [7, 6, 5, 4, 3, 2, 1]
+        );
+    }
+}

@@ -12,19 +12,22 @@ use tracesql::sink::OutputFormat;
 /// Over an archive, every report has one group per window, its partition columns first
 /// (e.g. rank, window_id). Times are ns, shares percent. `--list` names the reports and their
 /// parameters; `tracesql report all --format html -o report.html` writes every report, with
-/// plots, into one self-contained page.
+/// plots, into one self-contained page. Several reports (names, or `all`) run in one
+/// session: to the terminal as tables, or with `--format F -o DIR` one file each
+/// (DIR/NAME.F).
 ///
 /// Examples:
 ///   tracesql report --list
 ///   tracesql report kernel_summary --window runs/step12
 ///   tracesql report gpu_gaps -w runs/ --param min_gap_ns=50000 --format csv
 ///   tracesql report temporal_breakdown -w ranks/ -o breakdown.parquet
+///   tracesql report temporal_breakdown idle_breakdown -w ranks/ --format csv -o out/
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct ReportArgs {
-    /// The report's name (see --list), or `all`
-    #[arg(required_unless_present = "list")]
-    name: Option<String>,
+    /// The reports' names (see --list), or `all`
+    #[arg(required_unless_present = "list", value_name = "NAME")]
+    names: Vec<String>,
     /// List the reports: name, what it computes, parameters with their defaults
     #[arg(long)]
     list: bool,
@@ -40,7 +43,8 @@ pub struct ReportArgs {
     /// Width the table may take on stdout (default: the terminal's; values are cut with `…`)
     #[arg(long, value_name = "N")]
     max_width: Option<usize>,
-    /// Write the result to FILE (atomically) instead of stdout
+    /// Write the result to FILE (atomically) instead of stdout; with several reports, a
+    /// folder that gets one file per report
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
     /// Run on the Ballista cluster whose scheduler is at df://HOST:PORT (see tracesql cluster)
@@ -66,10 +70,6 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<()> {
         print_list();
         return Ok(());
     }
-    let name = args
-        .name
-        .as_deref()
-        .expect("clap requires a name without --list");
     let format = match (&args.format, &args.output) {
         (Some(f), _) if f == "html" => Format::Html,
         (Some(f), _) => Format::Rows(f.parse::<OutputFormat>()?),
@@ -77,14 +77,16 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<()> {
         (None, Some(p)) => Format::Rows(super::query::format_from_extension(p)),
         (None, None) => Format::Rows(OutputFormat::Table),
     };
-    let reports = if name == "all" {
-        if !args.params.is_empty() {
-            bail!("--param applies to one report; run `tracesql report NAME --param ...`");
+    let mut reports = Vec::new();
+    for name in &args.names {
+        match name.as_str() {
+            "all" => reports.extend(tracesql::report::reports()),
+            name => reports.push(tracesql::report::find(name)?),
         }
-        tracesql::report::reports()
-    } else {
-        vec![tracesql::report::find(name)?]
-    };
+    }
+    if reports.len() > 1 && !args.params.is_empty() {
+        bail!("--param applies to one report; run `tracesql report NAME --param ...`");
+    }
     #[cfg(feature = "cluster")]
     let (window, ctx) = match &args.cluster {
         Some(endpoint) => super::open_cluster_catalog(endpoint, args.window.as_deref()).await?,
@@ -106,17 +108,61 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<()> {
             for report in &reports {
                 println!("\n{}: {}", report.name, report.title);
                 let sql = report.sql(&partitions, &[])?;
-                super::query::write_result(&ctx, &sql, OutputFormat::Table, None, args.max_width, &inputs)
-                    .await
-                    .with_context(|| format!("report {}", report.name))?;
+                super::query::write_result(
+                    &ctx,
+                    &sql,
+                    OutputFormat::Table,
+                    None,
+                    args.max_width,
+                    &inputs,
+                )
+                .await
+                .with_context(|| format!("report {}", report.name))?;
             }
             Ok(())
         }
-        Format::Rows(_) => bail!(
-            "`report all` writes an HTML page (--format html -o report.html) or tables to the terminal; \
-             other formats take one report at a time"
-        ),
+        Format::Rows(format) => match (&args.output, &args.format) {
+            (Some(dir), Some(_)) => {
+                write_each(&ctx, &reports, &partitions, format, dir, &inputs).await
+            }
+            _ => bail!(
+                "several reports go to the terminal as tables, into an HTML page \
+                 (--format html -o report.html), or one file each (--format csv -o DIR)"
+            ),
+        },
     }
+}
+
+/// Each report into `dir/NAME.EXT` (the folder made if absent), one after another.
+async fn write_each(
+    ctx: &datafusion::prelude::SessionContext,
+    reports: &[Report],
+    partitions: &[String],
+    format: OutputFormat,
+    dir: &std::path::Path,
+    inputs: &[&std::path::Path],
+) -> anyhow::Result<()> {
+    tracesql::file::refuse_writing_into(dir, inputs, "--output")?;
+    if dir.is_file() {
+        bail!(
+            "{}: is a file; several reports are written into a folder",
+            dir.display()
+        );
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("{}: cannot create", dir.display()))?;
+    let extension = match format {
+        OutputFormat::Table | OutputFormat::Line => "txt".to_string(),
+        other => format!("{other:?}").to_ascii_lowercase(),
+    };
+    for report in reports {
+        let path = dir.join(format!("{}.{extension}", report.name));
+        let sql = report.sql(partitions, &[])?;
+        super::query::write_result(ctx, &sql, format, Some(&path), None, inputs)
+            .await
+            .with_context(|| format!("report {}", report.name))?;
+    }
+    eprintln!("wrote {} reports into {}", reports.len(), dir.display());
+    Ok(())
 }
 
 fn print_list() {

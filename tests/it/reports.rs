@@ -548,3 +548,54 @@ fn report_all_writes_one_html_page_with_every_report() {
     assert_eq!(out.status.code(), Some(1));
     assert!(!w.join("r.html").exists());
 }
+
+#[test]
+fn several_reports_run_in_one_command_into_one_file_each() {
+    let (tmp, w) = known_window();
+    let dir = tmp.path().join("out");
+    let names = ["kernel_summary", "temporal_breakdown", "launch_stats"];
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .arg("report")
+        .args(names)
+        .args(["--format", "csv", "--window"])
+        .arg(&w)
+        .arg("--output")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // each file is what the report alone writes
+    for name in names {
+        let alone = tmp.path().join(format!("{name}.csv"));
+        let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+            .args(["report", name, "--window"])
+            .arg(&w)
+            .arg("--output")
+            .arg(&alone)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let together = std::fs::read(dir.join(format!("{name}.csv"))).unwrap();
+        assert_eq!(together, std::fs::read(&alone).unwrap(), "{name}");
+    }
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), names.len());
+    // several reports to stdout in a row format would run together: refused
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args([
+            "report",
+            "kernel_summary",
+            "api_summary",
+            "--format",
+            "csv",
+            "--window",
+        ])
+        .arg(&w)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one file each"));
+}
