@@ -5,7 +5,8 @@
 //!   -> window   : discover files, check schemas, cast to canonical types
 //!   -> catalog  : register tables (absent kinds = empty tables) in a DataFusion SessionContext
 //!                 made by `engine` (every planner setting, custom operator and lookup, with
-//!                 the figure that justifies it)
+//!                 the figure that justifies it); the export's tables also count their
+//!                 rows' places in the file (`file_row`)
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
 //!   -> report   : the documented analyses of sql/reports/ (HTA's and nsys's definitions)
