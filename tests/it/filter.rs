@@ -40,6 +40,20 @@ async fn chrome(window: &Path, output: PathBuf, filter: RowFilter) -> Value {
     read_json(&output)
 }
 
+/// The .pftrace of `window` as `filter` narrows it, its packets (decompressed).
+async fn pftrace(window: &Path, output: PathBuf, filter: RowFilter) -> Vec<u8> {
+    export_pftrace(&PftraceConfig {
+        window: window.to_path_buf(),
+        output: output.clone(),
+        compression_level: 1,
+        filter,
+        ..PftraceConfig::default()
+    })
+    .await
+    .unwrap();
+    tracesql::file::read_gunzipped(&output).unwrap()
+}
+
 fn predicate(text: &str) -> RowFilter {
     RowFilter {
         predicate: Some(text.into()),
@@ -120,25 +134,10 @@ async fn a_predicate_that_keeps_everything_changes_nothing_in_either_format() {
     let all = chrome(&window, dir.path().join("b.json"), predicate(everything)).await;
     assert_eq!(differences(&all, &full), Vec::<String>::new());
 
-    let mut pftrace = Vec::new();
-    for (name, filter) in [
-        ("a.pftrace", RowFilter::default()),
-        ("b.pftrace", predicate(everything)),
-    ] {
-        let output = dir.path().join(name);
-        export_pftrace(&PftraceConfig {
-            window: window.clone(),
-            output: output.clone(),
-            compression_level: 1,
-            filter,
-            ..PftraceConfig::default()
-        })
-        .await
-        .unwrap();
-        pftrace.push(tracesql::file::read_gunzipped(&output).unwrap());
-    }
+    let a = pftrace(&window, dir.path().join("a.pftrace"), RowFilter::default()).await;
+    let b = pftrace(&window, dir.path().join("b.pftrace"), predicate(everything)).await;
     assert!(
-        pftrace[0] == pftrace[1],
+        a == b,
         "the .pftrace changed under a predicate that keeps everything"
     );
 }
@@ -320,25 +319,10 @@ async fn a_script_that_reorders_gpu_ops_changes_neither_export() {
     let reordered = chrome(&window, dir.path().join("b.json"), shuffled()).await;
     assert_eq!(differences(&reordered, &full), Vec::<String>::new());
 
-    let mut pftrace = Vec::new();
-    for (name, filter) in [
-        ("a.pftrace", RowFilter::default()),
-        ("b.pftrace", shuffled()),
-    ] {
-        let output = dir.path().join(name);
-        export_pftrace(&PftraceConfig {
-            window: window.clone(),
-            output: output.clone(),
-            compression_level: 1,
-            filter,
-            ..PftraceConfig::default()
-        })
-        .await
-        .unwrap();
-        pftrace.push(tracesql::file::read_gunzipped(&output).unwrap());
-    }
+    let a = pftrace(&window, dir.path().join("a.pftrace"), RowFilter::default()).await;
+    let b = pftrace(&window, dir.path().join("b.pftrace"), shuffled()).await;
     assert!(
-        pftrace[0] == pftrace[1],
+        a == b,
         "the .pftrace changed under a script that shuffles the kernels"
     );
 }
