@@ -8,8 +8,8 @@ use anyhow::bail;
 use clap::Args;
 use tracesql::export::{
     export_chrome, export_chrome_split, export_merged_chrome, export_merged_chrome_split,
-    export_merged_pftrace, export_merged_pftrace_split, export_pftrace_split, export_pftrace, split, Align,
-    ExportConfig, MergeConfig, PftraceConfig, RowFilter,
+    export_merged_pftrace, export_merged_pftrace_split, export_pftrace, export_pftrace_split,
+    split, Align, ExportConfig, MergeConfig, PftraceConfig, RowFilter,
 };
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in

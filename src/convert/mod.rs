@@ -255,7 +255,11 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
                     ..PftraceConfig::default()
                 };
                 match split {
-                    Some(budget) => crate::export::export_pftrace_split(&config, budget).await?.0,
+                    Some(budget) => {
+                        crate::export::export_pftrace_split(&config, budget)
+                            .await?
+                            .0
+                    }
                     None => export_pftrace(&config).await?,
                 }
             }

@@ -26,7 +26,10 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
-pub use merge::{export_merged_chrome, export_merged_chrome_split, Align, MergeConfig, MergeSummary, MergedWindow};
+pub use merge::{
+    export_merged_chrome, export_merged_chrome_split, Align, MergeConfig, MergeSummary,
+    MergedWindow,
+};
 pub use merge_pftrace::export_merged_pftrace;
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
@@ -150,16 +153,12 @@ async fn write_chrome_split(
     config: &ExportConfig,
     max_bytes: u64,
 ) -> Result<(ExportSummary, split::SplitSummary)> {
-    let encoded = encode_window(
-        &config.window,
-        &config.filter,
-        &config.output,
-        true,
-        |_| Ok(None),
-    )
+    let encoded = encode_window(&config.window, &config.filter, &config.output, true, |_| {
+        Ok(None)
+    })
     .await?;
-    let trace_name = (config.trace_name.clone())
-        .unwrap_or_else(|| config.output.display().to_string());
+    let trace_name =
+        (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
     let frame = Frame::new(encoded.frame_members(), &trace_name);
     let started = crate::profile::Clock::start();
     let summary = ExportSummary {

@@ -158,9 +158,8 @@ pub(crate) fn split_pftrace(
     for (i, info) in infos.iter().enumerate() {
         if info.kind != Kind::Header && owner[i] as usize == i {
             let bytes = u64::from(info.len) + carried[i];
-            let bytes = u32::try_from(bytes).map_err(|_| {
-                Error::Internal(format!("splitting: a slice of {bytes} bytes"))
-            })?;
+            let bytes = u32::try_from(bytes)
+                .map_err(|_| Error::Internal(format!("splitting: a slice of {bytes} bytes")))?;
             timed.push((info.ts, bytes));
         }
     }
@@ -214,10 +213,12 @@ pub(crate) fn split_pftrace(
             None => body,
         };
         let info = infos[i as usize];
+        // a slice's END is in the part of its BEGIN, and starts nothing there
+        let starts = owner[i as usize] == i;
         let mut put = |k: usize| {
             let (_, w, tally) = &mut writers[k];
             if info.kind != Kind::Header {
-                tally.add(info.ts);
+                tally.add(starts.then_some(info.ts));
             }
             w.packet(|p| p.encoded(body))
                 .map_err(|e| Error::io(&part_path(output, k), e))
@@ -248,13 +249,18 @@ pub(crate) fn split_pftrace(
 /// What one part holds.
 #[derive(Default)]
 struct Tally {
+    /// its event packets
     events: u64,
+    /// the least and greatest start of its events (a slice's: its BEGIN's)
     range: Option<(u64, u64)>,
 }
 
 impl Tally {
-    fn add(&mut self, ts: u64) {
+    fn add(&mut self, start: Option<u64>) {
         self.events += 1;
+        let Some(ts) = start else {
+            return;
+        };
         let (lo, hi) = self.range.get_or_insert((ts, ts));
         *lo = (*lo).min(ts);
         *hi = (*hi).max(ts);
@@ -270,7 +276,10 @@ fn match_slices(infos: &[Info]) -> Vec<u32> {
     for (i, info) in infos.iter().enumerate() {
         match info.kind {
             Kind::Begin(track) => edges.entry(track).or_default().push((info.ts, 1, i as u32)),
-            Kind::End(track) => edges.entry(track).or_default().push((info.ts, -1, i as u32)),
+            Kind::End(track) => edges
+                .entry(track)
+                .or_default()
+                .push((info.ts, -1, i as u32)),
             _ => {}
         }
     }
@@ -430,7 +439,9 @@ impl<'a> Fields<'a> {
                 let n = usize::try_from(self.varint()?).ok()?;
                 Value::Bytes(self.take(n)?)
             }
-            5 => Value::Int(u64::from(u32::from_le_bytes(self.take(4)?.try_into().ok()?))),
+            5 => Value::Int(u64::from(u32::from_le_bytes(
+                self.take(4)?.try_into().ok()?,
+            ))),
             _ => return None,
         };
         Some((key >> 3, value))
@@ -444,8 +455,8 @@ fn read_packets(path: &Path, mut each: impl FnMut(u32, &[u8]) -> Result<()>) -> 
     let bad = |what: &str| Error::Internal(format!("{}: {what}", path.display()));
     let mut buf = Vec::new();
     for i in 0u32.. {
-        let Some(key) = super::merge_pftrace::read_varint(&mut input)
-            .map_err(|e| Error::io(path, e))?
+        let Some(key) =
+            super::merge_pftrace::read_varint(&mut input).map_err(|e| Error::io(path, e))?
         else {
             return Ok(());
         };

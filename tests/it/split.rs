@@ -32,7 +32,11 @@ fn is_event(p: &TracePacket) -> bool {
 fn unlinked(p: &TracePacket) -> (usize, Vec<u8>) {
     let mut p = p.clone();
     let mut links = 0;
-    if let Some(c) = p.track_event.as_mut().and_then(|e| e.gpu_correlation.as_mut()) {
+    if let Some(c) = p
+        .track_event
+        .as_mut()
+        .and_then(|e| e.gpu_correlation.as_mut())
+    {
         links += c.render_stage_submission_event_ids.len();
         c.render_stage_submission_event_ids.clear();
     }
@@ -49,8 +53,18 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
     let window = dir.path().join("w");
     synth(&window, 6000, 8);
     let whole = dir.path().join("whole.pftrace");
-    let out = tracesql(&["export", "-w", window.to_str().unwrap(), "-o", whole.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tracesql(&[
+        "export",
+        "-w",
+        window.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let whole_bytes = gunzip(&whole);
     let all = decode(&whole_bytes);
     assert!(structure(&all).is_empty(), "{:?}", structure(&all));
@@ -67,11 +81,19 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
         "--max-size",
         &budget.to_string(),
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let listing = dir.path().join("split.pftrace.parts.json");
     let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
     let parts = index["parts"].as_array().unwrap();
-    assert!(parts.len() >= 4, "{} parts under a quarter of the trace", parts.len());
+    assert!(
+        parts.len() >= 4,
+        "{} parts under a quarter of the trace",
+        parts.len()
+    );
     let python = perfetto_python();
     let mut union = Vec::new();
     let mut kept_links = 0;
@@ -79,7 +101,12 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
     for part in parts {
         let file = dir.path().join(part["file"].as_str().unwrap());
         let bytes = gunzip(&file);
-        assert!(bytes.len() as u64 <= budget, "{}: {} bytes", file.display(), bytes.len());
+        assert!(
+            bytes.len() as u64 <= budget,
+            "{}: {} bytes",
+            file.display(),
+            bytes.len()
+        );
         assert_eq!(bytes.len() as u64, part["bytes"].as_u64().unwrap());
         let packets = decode(&bytes);
         let problems = structure(&packets);
@@ -91,7 +118,11 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
         assert_eq!(mine.len() as u64, part["events"].as_u64().unwrap());
         // successive time ranges
         let start = part["start_us"].as_f64().unwrap();
-        assert!(start > last, "{}: starts at {start}, before {last}", file.display());
+        assert!(
+            start > last,
+            "{}: starts at {start}, before {last}",
+            file.display()
+        );
         last = part["last_us"].as_f64().unwrap();
         for p in mine {
             let (links, bytes) = unlinked(p);
@@ -107,9 +138,18 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
                 .args(["-c", script, file.to_str().unwrap()])
                 .output()
                 .unwrap();
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
             let decoded = String::from_utf8(out.stdout).unwrap();
-            assert_eq!(decoded.trim(), packets.len().to_string(), "{}", file.display());
+            assert_eq!(
+                decoded.trim(),
+                packets.len().to_string(),
+                "{}",
+                file.display()
+            );
         }
     }
     // the union is the whole's events, their links cut counted
@@ -134,11 +174,25 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
     let dir = tempfile::tempdir().unwrap();
     let archive = dir.path().join("ranks");
     for rank in 0..2 {
-        synth(&archive.join(format!("rank={rank}/window_id=000001")), 3000, 50 + rank);
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            50 + rank,
+        );
     }
     let whole = dir.path().join("whole.json");
-    let out = tracesql(&["export", "-w", archive.to_str().unwrap(), "-o", whole.to_str().unwrap()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = tracesql(&[
+        "export",
+        "-w",
+        archive.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let events_of = |path: &Path| -> Vec<Value> {
         let text = std::fs::read(path).unwrap();
         let text = match path.extension().is_some_and(|e| e == "gz") {
@@ -164,7 +218,11 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
         "--max-size",
         "1MB",
     ]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let index: Value =
         serde_json::from_slice(&std::fs::read(dir.path().join("split.parts.json")).unwrap())
             .unwrap();
@@ -193,7 +251,10 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
         } else {
             missing += 1;
             let e: Value = serde_json::from_str(e).unwrap();
-            assert!(matches!(e["ph"].as_str(), Some("s" | "t" | "f")), "lost {e}");
+            assert!(
+                matches!(e["ph"].as_str(), Some("s" | "t" | "f")),
+                "lost {e}"
+            );
         }
     }
     assert_eq!(j, union.len(), "the parts hold events the whole does not");
@@ -201,7 +262,8 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
     for rank in 0..2 {
         let label = format!("rank {rank} · ");
         assert!(
-            union.iter().any(|e| e.contains(&label)) || meta.iter().any(|e| text(e).contains(&label)),
+            union.iter().any(|e| e.contains(&label))
+                || meta.iter().any(|e| text(e).contains(&label)),
             "no event of rank {rank}"
         );
     }

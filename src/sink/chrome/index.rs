@@ -69,8 +69,9 @@ struct Probe<'a> {
 
 /// The `ts` and place of an event given as JSON text (a CPU-trace event copied as written).
 pub fn probe(event: &str) -> Result<(f64, Place)> {
-    let p: Probe = serde_json::from_str(event)
-        .map_err(|e| Error::Internal(format!("splitting: a CPU-trace event does not parse: {e}")))?;
+    let p: Probe = serde_json::from_str(event).map_err(|e| {
+        Error::Internal(format!("splitting: a CPU-trace event does not parse: {e}"))
+    })?;
     let place = Place::of(p.ph.as_deref(), || {
         flow_key(p.cat.as_deref(), p.name.as_deref(), p.id.map(RawValue::get))
     });

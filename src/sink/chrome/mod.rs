@@ -378,8 +378,7 @@ fn io_error(e: std::io::Error) -> Error {
 
 /// An event's length as a mark holds it.
 fn mark_len(len: usize) -> Result<u32> {
-    u32::try_from(len)
-        .map_err(|_| Error::Internal(format!("splitting: an event of {len} bytes")))
+    u32::try_from(len).map_err(|_| Error::Internal(format!("splitting: an event of {len} bytes")))
 }
 
 /// The columns of a batch that place its events in a split: `ph`, `ts`, and a flow's
