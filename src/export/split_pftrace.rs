@@ -221,7 +221,7 @@ pub(crate) fn split_pftrace(
                 tally.add(starts.then_some(info.ts));
             }
             w.packet(|p| p.encoded(body))
-                .map_err(|e| Error::io(&part_path(output, k), e))
+                .map_err(|e| Error::io(part_path(output, k), e))
         };
         match part_of(i as usize) {
             Some(k) => put(k),

@@ -196,11 +196,10 @@ impl<W: Write> ChromeWriter<W> {
 
     /// Note the raw `event` about to be written (when indexing).
     fn mark_raw(&mut self, event: &str) -> Result<()> {
-        if self.marks.is_some() {
+        let start = self.at();
+        if let Some(marks) = &mut self.marks {
             let (ts, place) = index::probe(event)?;
             let len = mark_len(event.len())?;
-            let start = self.at();
-            let marks = self.marks.as_mut().expect("checked just above");
             marks.push(Mark {
                 start,
                 len,
