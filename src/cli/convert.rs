@@ -35,7 +35,7 @@ pub struct ConvertArgs {
     /// Rewrite outputs that are up to date
     #[arg(long)]
     force: bool,
-    /// Split each Chrome trace into parts of at most SIZE of uncompressed JSON (500MB):
+    /// Split each trace into parts of at most SIZE of uncompressed JSON or .pftrace (500MB):
     /// NAME.part001.json.gz, ... and NAME.parts.json, as `export --max-size` does
     #[arg(long, value_name = "SIZE")]
     max_size: Option<String>,

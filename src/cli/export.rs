@@ -4,11 +4,12 @@
 use std::path::PathBuf;
 use std::time::Instant;
 
-use anyhow::{bail, Context};
+use anyhow::bail;
 use clap::Args;
 use tracesql::export::{
-    export_chrome, export_merged_chrome, export_merged_pftrace, export_pftrace, split, Align,
-    ExportConfig, MergeConfig, PftraceConfig, RowFilter,
+    export_chrome, export_chrome_split, export_merged_chrome, export_merged_chrome_split,
+    export_merged_pftrace, export_merged_pftrace_split, export_pftrace, export_pftrace_split,
+    split, Align, ExportConfig, MergeConfig, PftraceConfig, RowFilter,
 };
 
 /// Export a window as a Chrome trace JSON file or a Perfetto protobuf trace (open either in
@@ -77,9 +78,10 @@ pub struct ExportArgs {
     /// or a JSON object {"rank=1": -1500}
     #[arg(long, value_name = "wall|collectives|FILE", default_value = "wall")]
     align: String,
-    /// Split a Chrome trace into parts of at most SIZE of uncompressed JSON each (500MB,
-    /// 1.5GB): NAME.part001.json.gz, ... each a complete trace covering a time range, and
-    /// NAME.parts.json listing them; a flow whose ends fall in different parts is left out
+    /// Split the trace into parts of at most SIZE each, of uncompressed JSON or .pftrace
+    /// (500MB, 1.5GB): NAME.part001.json.gz (.pftrace), ... each a complete trace covering a
+    /// time range, and NAME.parts.json listing them; a flow (.pftrace: a launch or wait
+    /// link) whose ends fall in different parts is left out
     #[arg(long, value_name = "SIZE")]
     max_size: Option<String>,
 }
@@ -97,72 +99,37 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
         .as_deref()
         .map(split::parse_size)
         .transpose()?;
-    if budget.is_some() && pftrace {
-        bail!("--max-size splits Chrome JSON exports (.json, .json.gz) so far");
-    }
-    let final_output = args.output.clone();
-    if budget.is_some() {
-        // before the temporary file below is made beside the parts
-        let mut inputs = vec![args.window.as_path()];
-        inputs.extend(args.script.as_deref());
-        tracesql::file::refuse_writing_into(&final_output, &inputs, "--output")?;
-    }
-    // Split: the whole trace goes to a temporary JSON beside the parts first.
-    let whole = match budget {
-        Some(_) => Some(
-            tempfile::Builder::new()
-                .prefix(".tracesql-whole-")
-                .suffix(".json")
-                .tempfile_in(output_dir(&final_output))
-                .with_context(|| {
-                    format!(
-                        "{}: cannot write there",
-                        output_dir(&final_output).display()
-                    )
-                })?,
-        ),
-        None => None,
-    };
-    let mut args = args;
-    if let Some(whole) = &whole {
-        args.trace_name
-            .get_or_insert_with(|| final_output.display().to_string());
-        args.output = whole.path().to_path_buf();
-    }
-    let events = export(args, pftrace, started).await?;
-    match (whole, budget) {
-        (Some(whole), Some(budget)) => {
-            let s = split::split_chrome(whole.path(), &final_output, budget)?;
-            for p in &s.parts {
-                eprintln!(
-                    "{}: {} events from {:.3} µs to {:.3} µs, {} bytes",
-                    p.file.display(),
-                    p.events,
-                    p.start_us,
-                    p.last_us,
-                    p.bytes
-                );
-            }
+    let output = args.output.clone();
+    let written = export(args, pftrace, budget, started).await?;
+    if let Some(s) = &written.parts {
+        for p in &s.parts {
             eprintln!(
-                "split into {} parts of at most {budget} bytes ({} flows across parts left out, {} events); listed in {} ({:.2} s)",
-                s.parts.len(),
-                s.cut_flows,
-                s.cut_flow_events,
-                s.index.display(),
-                started.elapsed().as_secs_f64()
+                "{}: {} events from {:.3} µs to {:.3} µs, {} bytes",
+                p.file.display(),
+                p.events,
+                p.start_us,
+                p.last_us,
+                p.bytes
             );
         }
-        _ if !pftrace => {
-            if let Some(bytes) = events.bytes.filter(|b| *b > HINT_BYTES) {
-                eprintln!(
-                    "hint: {} holds {:.1} GB of JSON, more than Perfetto UI loads well; \
-                     --max-size 500MB splits it into parts",
-                    final_output.display(),
-                    bytes as f64 / 1e9
-                );
-            }
+        eprintln!(
+            "split into {} parts of at most {} bytes ({} flows across parts left out, {} events); listed in {} ({:.2} s)",
+            s.parts.len(),
+            budget.unwrap_or_default(),
+            s.cut_flows,
+            s.cut_flow_events,
+            s.index.display(),
+            started.elapsed().as_secs_f64()
+        );
+    } else if !pftrace {
+        if let Some(bytes) = written.bytes.filter(|b| *b > HINT_BYTES) {
+            eprintln!(
+                "hint: {} holds {:.1} GB of JSON, more than Perfetto UI loads well; \
+                 --max-size 500MB splits it into parts",
+                output.display(),
+                bytes as f64 / 1e9
+            );
         }
-        _ => {}
     }
     Ok(())
 }
@@ -170,19 +137,18 @@ pub async fn run(args: ExportArgs) -> anyhow::Result<()> {
 /// Exports above this many bytes of JSON get a hint to split them.
 const HINT_BYTES: u64 = 1_000_000_000;
 
-fn output_dir(output: &std::path::Path) -> PathBuf {
-    match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
-/// Bytes of the document written (uncompressed), where known.
+/// Bytes of the document written (uncompressed), where known, and its parts when split.
 struct Written {
     bytes: Option<u64>,
+    parts: Option<split::SplitSummary>,
 }
 
-async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Result<Written> {
+async fn export(
+    args: ExportArgs,
+    pftrace: bool,
+    budget: Option<u64>,
+    started: Instant,
+) -> anyhow::Result<Written> {
     let filter = RowFilter {
         predicate: args.predicate.clone(),
         script: args.script.clone(),
@@ -197,6 +163,7 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
             filter: filter.clone(),
             align: Align::parse(&args.align),
         };
+        let mut parts = None;
         let summary = match pftrace {
             true => {
                 let single = PftraceConfig {
@@ -208,9 +175,24 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
                     process_name: args.process_name,
                     filter,
                 };
-                export_merged_pftrace(&merge, &single).await?
+                match budget {
+                    Some(max_bytes) => {
+                        let (summary, split) =
+                            export_merged_pftrace_split(&merge, &single, max_bytes).await?;
+                        parts = Some(split);
+                        summary
+                    }
+                    None => export_merged_pftrace(&merge, &single).await?,
+                }
             }
-            false => export_merged_chrome(&merge).await?,
+            false => match budget {
+                Some(max_bytes) => {
+                    let (summary, split) = export_merged_chrome_split(&merge, max_bytes).await?;
+                    parts = Some(split);
+                    summary
+                }
+                None => export_merged_chrome(&merge).await?,
+            },
         };
         for w in &summary.windows {
             let matched = match w.matched {
@@ -236,6 +218,7 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
         );
         return Ok(Written {
             bytes: summary.bytes,
+            parts,
         });
     }
     if args.align != "wall" {
@@ -244,8 +227,9 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
             args.window.display()
         );
     }
+    let mut parts = None;
     let summary = if pftrace {
-        export_pftrace(&PftraceConfig {
+        let config = PftraceConfig {
             window: args.window,
             output: args.output.clone(),
             compression_level: args.compression_level,
@@ -253,16 +237,30 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
             process_id: args.process_id,
             process_name: args.process_name,
             filter,
-        })
-        .await?
+        };
+        match budget {
+            Some(max_bytes) => {
+                let (summary, split) = export_pftrace_split(&config, max_bytes).await?;
+                parts = Some(split);
+                summary
+            }
+            None => export_pftrace(&config).await?,
+        }
     } else {
-        export_chrome(&ExportConfig {
+        let config = ExportConfig {
             window: args.window,
             output: args.output.clone(),
             trace_name: args.trace_name,
             filter,
-        })
-        .await?
+        };
+        match budget {
+            Some(max_bytes) => {
+                let (summary, split) = export_chrome_split(&config, max_bytes).await?;
+                parts = Some(split);
+                summary
+            }
+            None => export_chrome(&config).await?,
+        }
     };
     eprintln!(
         "wrote {} {} to {} in {:.2} s",
@@ -273,5 +271,6 @@ async fn export(args: ExportArgs, pftrace: bool, started: Instant) -> anyhow::Re
     );
     Ok(Written {
         bytes: summary.bytes,
+        parts,
     })
 }

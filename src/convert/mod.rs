@@ -217,7 +217,7 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
     let mut events = 0;
     for format in &config.formats {
         let output = config.output.join(output_path(&window, *format));
-        let split = config.max_size.filter(|_| *format == TraceFormat::Chrome);
+        let split = config.max_size;
         // A split trace's listing is written last: it stands for its parts.
         let written = match split {
             Some(_) => crate::export::split::index_path(&output),
@@ -231,22 +231,13 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
         }
         let summary = match format {
             TraceFormat::Chrome if split.is_some() => {
-                let dir = output.parent().unwrap_or(Path::new("."));
-                let whole = tempfile::Builder::new()
-                    .prefix(".tracesql-whole-")
-                    .suffix(".json")
-                    .tempfile_in(dir)
-                    .map_err(|e| Error::io(dir, e))?;
-                let summary = export_chrome(&ExportConfig {
+                let config = ExportConfig {
                     window: window.path.clone(),
-                    output: whole.path().to_path_buf(),
-                    trace_name: Some(output.display().to_string()),
+                    output,
                     ..ExportConfig::default()
-                })
-                .await?;
+                };
                 let budget = split.expect("split is Some");
-                crate::export::split::split_chrome(whole.path(), &output, budget)?;
-                summary
+                crate::export::export_chrome_split(&config, budget).await?.0
             }
             TraceFormat::Chrome => {
                 export_chrome(&ExportConfig {
@@ -257,13 +248,20 @@ async fn convert_window(window: WindowDir, config: Arc<ConvertConfig>) -> Result
                 .await?
             }
             TraceFormat::Perfetto => {
-                export_pftrace(&PftraceConfig {
+                let config = PftraceConfig {
                     window: window.path.clone(),
                     output,
                     compression_level: 1,
                     ..PftraceConfig::default()
-                })
-                .await?
+                };
+                match split {
+                    Some(budget) => {
+                        crate::export::export_pftrace_split(&config, budget)
+                            .await?
+                            .0
+                    }
+                    None => export_pftrace(&config).await?,
+                }
             }
         };
         events += summary.events;

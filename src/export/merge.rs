@@ -107,12 +107,29 @@ const PER_WINDOW_MEMBERS: [&str; 2] = ["distributedInfo", "deviceProperties"];
 /// Export every window of the archive at `config.archive` as one Chrome trace.
 pub async fn export_merged_chrome(config: &MergeConfig) -> Result<MergeSummary> {
     refuse_writing_into_inputs(&config.archive, &config.output, &config.filter)?;
-    write_merged(config)
+    let (summary, _) = write_merged(config, None)
         .await
-        .map_err(|e| e.at_output(&config.output))
+        .map_err(|e| e.at_output(&config.output))?;
+    Ok(summary)
 }
 
-async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
+/// [`export_merged_chrome`], split into parts of at most `max_bytes` of JSON each.
+pub async fn export_merged_chrome_split(
+    config: &MergeConfig,
+    max_bytes: u64,
+) -> Result<(MergeSummary, super::split::SplitSummary)> {
+    refuse_writing_into_inputs(&config.archive, &config.output, &config.filter)?;
+    let (summary, parts) = write_merged(config, Some(max_bytes))
+        .await
+        .map_err(|e| e.at_output(&config.output))?;
+    Ok((summary, parts.expect("a split export lists its parts")))
+}
+
+/// The merged trace, whole or (`split`: at most so many bytes each) in parts.
+async fn write_merged(
+    config: &MergeConfig,
+    split: Option<u64>,
+) -> Result<(MergeSummary, Option<super::split::SplitSummary>)> {
     let found = find_windows(&config.archive)?;
     let (windows, filter) = select_windows(&found.partition_keys, &found.windows, &config.filter)
         .await
@@ -140,7 +157,8 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
         let Offset { offset_ns, matched } = offsets[ordinal];
         let mut shift_ns = 0;
         let prefix = format!("{} · ", labels[ordinal]);
-        let encoded = encode_window(&window.path, &filter, &config.output, |base| {
+        let index = split.is_some();
+        let encoded = encode_window(&window.path, &filter, &config.output, index, |base| {
             let first = *base0.get_or_insert(base);
             shift_ns = base - first + offset_ns;
             Ok(Some(Arc::new(Remap {
@@ -185,14 +203,26 @@ async fn write_merged(config: &MergeConfig) -> Result<MergeSummary> {
     let trace_name =
         (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
     let frame = Frame::new(members, &trace_name);
-    let mut file = AtomicFile::create(&config.output)?;
-    sink.join(file.file(), &frame, parts, &config.output)?;
-    file.commit()?;
-    Ok(MergeSummary {
+    let listed = match split {
+        Some(max_bytes) => Some(super::split::write_parts(
+            &frame,
+            parts,
+            &config.output,
+            max_bytes,
+        )?),
+        None => {
+            let mut file = AtomicFile::create(&config.output)?;
+            sink.join(file.file(), &frame, parts, &config.output)?;
+            file.commit()?;
+            None
+        }
+    };
+    let summary = MergeSummary {
         events: merged.iter().map(|w| w.events).sum(),
         bytes: Some(bytes),
         windows: merged,
-    })
+    };
+    Ok((summary, listed))
 }
 
 /// The `tracesqlMerge` member: how each window was renamed and shifted.

@@ -276,7 +276,7 @@ fn copy_packets(
 }
 
 /// A varint; None at the end of the input (before its first byte).
-fn read_varint(input: &mut impl Read) -> std::io::Result<Option<u64>> {
+pub(super) fn read_varint(input: &mut impl Read) -> std::io::Result<Option<u64>> {
     let (mut value, mut shift) = (0u64, 0);
     loop {
         let mut byte = [0u8];

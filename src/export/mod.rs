@@ -15,6 +15,7 @@ mod segments;
 mod session;
 mod shared_rows;
 pub mod split;
+mod split_pftrace;
 mod udf;
 
 use std::path::{Path, PathBuf};
@@ -25,10 +26,14 @@ use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
-pub use merge::{export_merged_chrome, Align, MergeConfig, MergeSummary, MergedWindow};
+pub use merge::{
+    export_merged_chrome, export_merged_chrome_split, Align, MergeConfig, MergeSummary,
+    MergedWindow,
+};
 pub use merge_pftrace::export_merged_pftrace;
 pub use pftrace::{export_pftrace, PftraceConfig};
 pub use session::plan_session;
+pub use split_pftrace::{export_merged_pftrace_split, export_pftrace_split};
 
 use self::manifest::{chrome_section, Section};
 use self::segments::{Job, Segment, SegmentSink};
@@ -132,9 +137,48 @@ pub async fn export_chrome(config: &ExportConfig) -> Result<ExportSummary> {
         .map_err(|e| e.at_output(&config.output))
 }
 
+/// Export the window at `config.window` as a Chrome trace split into parts of at most
+/// `max_bytes` of JSON each, named after `config.output` ([`split`]).
+pub async fn export_chrome_split(
+    config: &ExportConfig,
+    max_bytes: u64,
+) -> Result<(ExportSummary, split::SplitSummary)> {
+    refuse_writing_into_inputs(&config.window, &config.output, &config.filter)?;
+    write_chrome_split(config, max_bytes)
+        .await
+        .map_err(|e| e.at_output(&config.output))
+}
+
+async fn write_chrome_split(
+    config: &ExportConfig,
+    max_bytes: u64,
+) -> Result<(ExportSummary, split::SplitSummary)> {
+    let encoded = encode_window(&config.window, &config.filter, &config.output, true, |_| {
+        Ok(None)
+    })
+    .await?;
+    let trace_name =
+        (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
+    let frame = Frame::new(encoded.frame_members(), &trace_name);
+    let started = crate::profile::Clock::start();
+    let summary = ExportSummary {
+        events: encoded.events(),
+        bytes: Some(encoded.bytes()),
+    };
+    let parts = split::write_parts(&frame, encoded.segments, &config.output, max_bytes)?;
+    started.report("split");
+    Ok((summary, parts))
+}
+
 async fn write_chrome(config: &ExportConfig) -> Result<ExportSummary> {
-    let encoded =
-        encode_window(&config.window, &config.filter, &config.output, |_| Ok(None)).await?;
+    let encoded = encode_window(
+        &config.window,
+        &config.filter,
+        &config.output,
+        false,
+        |_| Ok(None),
+    )
+    .await?;
     let trace_name = config
         .trace_name
         .clone()
@@ -176,13 +220,14 @@ impl EncodedWindow {
     }
 }
 
-/// The window at `dir` as `filter` narrows it, encoded into segments beside `output`;
-/// `remap_for` says, from the CPU trace's base, how a merged trace renames the window's
+/// The window at `dir` as `filter` narrows it, encoded into segments beside `output`
+/// (uncompressed and marked for a split when `index`); `remap_for` says, from the CPU trace's base, how a merged trace renames the window's
 /// events (None: as they are).
 pub(crate) async fn encode_window(
     dir: &Path,
     filter: &RowFilter,
     output: &Path,
+    index: bool,
     remap_for: impl FnOnce(i64) -> Result<Option<std::sync::Arc<crate::sink::chrome::Remap>>>,
 ) -> Result<EncodedWindow> {
     let started = crate::profile::Clock::start();
@@ -209,8 +254,9 @@ pub(crate) async fn encode_window(
     };
     let sink = SegmentSink {
         dir: out_dir,
-        gzip: output.extension().is_some_and(|e| e == "gz"),
+        gzip: !index && output.extension().is_some_and(|e| e == "gz"),
         remap: remap_for(doc.base_ns)?,
+        index,
     };
     // The CPU trace's own events are encoded first, so that its text (hundreds of MB on a
     // large window) is freed before the window's plans run.

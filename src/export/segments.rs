@@ -19,7 +19,7 @@ use tokio::task::JoinHandle;
 
 use crate::error::Error;
 use crate::file::gzip::{self, Checksum, Piece};
-use crate::sink::chrome::{ChromeWriter, Frame, Span};
+use crate::sink::chrome::{ChromeWriter, Frame, Mark, Span};
 use crate::Result;
 
 /// Where stretches are encoded: unnamed files in `dir` (they vanish when dropped, so an
@@ -30,6 +30,9 @@ pub(crate) struct SegmentSink {
     pub gzip: bool,
     /// the window's renaming in a merged trace (None: events as they are)
     pub remap: Option<std::sync::Arc<crate::sink::chrome::Remap>>,
+    /// mark every event for a split export ([`crate::export::split`]); the stretches are
+    /// then kept uncompressed (`gzip` false), the split compresses its parts
+    pub index: bool,
 }
 
 /// A segment (or anything) still to be computed.
@@ -40,13 +43,15 @@ pub(crate) type Job<'a> = Pending<'a, Result<Vec<(usize, Vec<Segment>)>>>;
 
 /// One encoded stretch of events.
 pub(crate) struct Segment {
-    file: File,
+    pub file: File,
     /// the checksum of its bytes before compression (gzipped only)
     sum: Checksum,
     pub events: u64,
     pub span: Option<Span>,
     /// its bytes before compression
     pub bytes: u64,
+    /// its events' marks, offsets in `file` (when the sink indexes, else empty)
+    pub marks: Vec<Mark>,
 }
 
 impl SegmentSink {
@@ -58,12 +63,15 @@ impl SegmentSink {
         } else {
             SegmentOut::Plain(file)
         };
-        Ok(ChromeWriter::segment(out).with_remap(self.remap.clone()))
+        Ok(ChromeWriter::segment(out)
+            .with_remap(self.remap.clone())
+            .with_index(self.index))
     }
 
     /// The stretch `writer` encoded.
-    pub fn finish(&self, writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
+    pub fn finish(&self, mut writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
         let (events, span, bytes) = (writer.events(), writer.span(), writer.bytes());
+        let marks = writer.take_marks();
         let (file, sum) = match writer.finish_segment()? {
             SegmentOut::Plain(file) => (file, Checksum::default()),
             SegmentOut::Gzip(piece) => piece.finish().map_err(Error::Write)?,
@@ -74,6 +82,7 @@ impl SegmentSink {
             events,
             span,
             bytes,
+            marks,
         })
     }
 
@@ -91,13 +100,18 @@ impl SegmentSink {
         let io = |e| Error::io(&self.dir, e);
         let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
         let (mut sum, mut events, mut span) = (Checksum::default(), 0, None);
-        let mut bytes = 0;
+        let (mut bytes, mut marks) = (0, Vec::new());
         for mut segment in segments.into_iter().filter(|s| s.events > 0) {
             if events > 0 {
                 file.write_all(&comma).map_err(io)?;
                 sum.then(&comma_sum);
                 bytes += Frame::SEPARATOR.len() as u64;
             }
+            let at = bytes;
+            marks.extend(segment.marks.iter().map(|m| Mark {
+                start: at + m.start,
+                ..*m
+            }));
             bytes += segment.bytes;
             segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
             std::io::copy(&mut segment.file, &mut file).map_err(io)?;
@@ -111,6 +125,7 @@ impl SegmentSink {
             events,
             span,
             bytes,
+            marks,
         })
     }
 

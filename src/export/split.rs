@@ -6,22 +6,28 @@
 //! and counted. Beside the parts, `NAME.parts.json` lists each part's file, time range,
 //! events and bytes.
 //!
-//! In: a whole Chrome trace (uncompressed JSON, as the export wrote it to a temporary
-//! file), read twice as a stream: once to size the events by time, once to write them.
+//! In: the document's segments as the export encoded them, uncompressed, with each
+//! event's mark (where its bytes are, its `ts`, metadata or flow: [`crate::sink::chrome::index`]);
+//! no JSON is parsed here. The cut points come from the marks, then one pass, on every core,
+//! copies each segment's byte ranges into per-(segment, part) pieces, compressed when
+//! gzipped, and each part is joined from its pieces (one gzip member per part:
+//! [`crate::file::gzip`]).
 //! Out: `NAME.part001.json[.gz]`, ... and `NAME.parts.json`, each written atomically.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-use std::io::{BufReader, BufWriter, Write};
+use std::collections::{HashMap, HashSet};
+use std::fs::File;
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use flate2::Compression;
 
+use super::segments::Segment;
 use crate::error::Error;
+use crate::file::gzip::{self, Checksum, Piece};
 use crate::file::AtomicFile;
-use crate::sink::chrome::Frame;
+use crate::sink::chrome::{Frame, Place};
 use crate::Result;
 
 /// What was written.
@@ -92,179 +98,50 @@ fn stem_and_suffix(output: &Path) -> (PathBuf, String) {
     (output.to_path_buf(), String::new())
 }
 
-/// The listing's path for `output`: `trace.parts.json`.
+/// The listing's path for `output`: `trace.parts.json` (a `.pftrace`'s:
+/// `trace.pftrace.parts.json`, so that a window's Chrome and Perfetto parts can sit side by
+/// side).
 pub fn index_path(output: &Path) -> PathBuf {
-    let (stem, _) = stem_and_suffix(output);
+    let (stem, suffix) = stem_and_suffix(output);
     let mut name = stem.into_os_string();
-    name.push(".parts.json");
+    name.push(match suffix.starts_with(".pftrace") {
+        true => ".pftrace.parts.json",
+        false => ".parts.json",
+    });
     PathBuf::from(name)
 }
 
-fn part_path(output: &Path, k: usize) -> PathBuf {
+pub(crate) fn part_path(output: &Path, k: usize) -> PathBuf {
     let (stem, suffix) = stem_and_suffix(output);
     let mut name = stem.into_os_string();
     name.push(format!(".part{:03}{suffix}", k + 1));
     PathBuf::from(name)
 }
 
-/// What the split reads of each event.
-#[derive(Deserialize)]
-struct Probe<'a> {
-    #[serde(borrow, default)]
-    ph: Option<&'a str>,
-    #[serde(default)]
-    ts: Option<f64>,
-    #[serde(borrow, default)]
-    cat: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    name: Option<std::borrow::Cow<'a, str>>,
-    #[serde(borrow, default)]
-    id: Option<&'a RawValue>,
-}
-
-/// How an event is placed.
-enum Kind {
-    /// metadata: in every part
-    Header,
-    /// a flow event of the flow with this key
-    Flow(u64, f64),
-    /// any other event, starting at this time
-    Timed(f64),
-}
-
-fn kind(raw: &str) -> Result<Kind> {
-    let probe: Probe = serde_json::from_str(raw)
-        .map_err(|e| Error::Internal(format!("splitting: an event does not parse: {e}")))?;
-    let ts = probe.ts.unwrap_or(0.0);
-    Ok(match probe.ph {
-        Some("M") => Kind::Header,
-        Some("s" | "t" | "f") => {
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            probe.cat.hash(&mut h);
-            probe.name.hash(&mut h);
-            probe.id.map(RawValue::get).hash(&mut h);
-            Kind::Flow(h.finish(), ts)
-        }
-        _ => Kind::Timed(ts),
-    })
-}
-
-/// Read the trace at `path` as a stream: `members` gets every top-level member but
-/// `traceEvents` (key, JSON text; None marks the events' place), `event` each event's text.
-fn read_trace(
-    path: &Path,
-    members: &mut Vec<(String, Option<String>)>,
-    event: &mut dyn FnMut(&str) -> Result<()>,
-) -> Result<()> {
-    let file = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 20, file));
-    let mut failure = None;
-    let read = (&mut de).deserialize_map(TopVisitor {
-        members,
-        event,
-        failure: &mut failure,
-    });
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    read.and_then(|()| de.end())
-        .map_err(|e| Error::Internal(format!("{}: {e}", path.display())))
-}
-
-struct TopVisitor<'m, 'e> {
-    members: &'m mut Vec<(String, Option<String>)>,
-    event: &'e mut dyn FnMut(&str) -> Result<()>,
-    failure: &'m mut Option<Error>,
-}
-
-impl<'de> Visitor<'de> for TopVisitor<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a Chrome trace object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            if key == "traceEvents" {
-                map.next_value_seed(EventsSeed {
-                    event: &mut *self.event,
-                    failure: &mut *self.failure,
-                })?;
-                self.members.push((key, None));
-            } else {
-                let value: Box<RawValue> = map.next_value()?;
-                self.members.push((key, Some(value.get().to_string())));
-            }
-        }
-        Ok(())
-    }
-}
-
-struct EventsSeed<'e, 'f> {
-    event: &'e mut dyn FnMut(&str) -> Result<()>,
-    failure: &'f mut Option<Error>,
-}
-
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EventsSeed<'_, '_> {
-    type Value = ();
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list of events")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
-            if let Err(e) = (self.event)(raw.get()) {
-                *self.failure = Some(e);
-                return Err(serde::de::Error::custom("stopped"));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Split the Chrome trace at `whole` into parts named after `output`, each at most
-/// `max_bytes` of uncompressed JSON (gzipped when `output` ends in `.gz`).
-pub fn split_chrome(whole: &Path, output: &Path, max_bytes: u64) -> Result<SplitSummary> {
-    // Pass 1: the header's bytes, each timed event's start and bytes, each flow's events.
-    let mut members = Vec::new();
+/// Write the document `frame` frames around `segments` (uncompressed, marked) as parts
+/// named after `output`, each at most `max_bytes` of uncompressed JSON (gzipped when
+/// `output` ends in `.gz`), and their listing.
+pub(crate) fn write_parts(
+    frame: &Frame,
+    segments: Vec<Segment>,
+    output: &Path,
+    max_bytes: u64,
+) -> Result<SplitSummary> {
+    let segments: Vec<Segment> = segments.into_iter().filter(|s| s.events > 0).collect();
+    // The header's bytes, each timed event's start and bytes, each flow's starts.
     let mut header_bytes = 0u64;
-    let mut header_events = 0u64;
     let mut timed: Vec<(f64, u32)> = Vec::new();
     let mut flows: HashMap<u64, Vec<f64>> = HashMap::new();
-    read_trace(whole, &mut members, &mut |raw| {
-        let bytes = raw.len() as u64 + 1;
-        match kind(raw)? {
-            Kind::Header => {
-                header_bytes += bytes;
-                header_events += 1;
+    for m in segments.iter().flat_map(|s| &s.marks) {
+        match m.place {
+            Place::Header => header_bytes += u64::from(m.len) + 1,
+            Place::Flow(key) => {
+                timed.push((m.ts, m.len + 1));
+                flows.entry(key).or_default().push(m.ts);
             }
-            Kind::Flow(key, ts) => {
-                timed.push((ts, bytes as u32));
-                flows.entry(key).or_default().push(ts);
-            }
-            Kind::Timed(ts) => timed.push((ts, bytes as u32)),
+            Place::Timed => timed.push((m.ts, m.len + 1)),
         }
-        Ok(())
-    })?;
-    // Every part keeps the whole trace's name.
-    let trace_name = (members.iter())
-        .find(|(k, _)| k == "traceName")
-        .and_then(|(_, v)| serde_json::from_str::<String>(v.as_deref()?).ok())
-        .unwrap_or_else(|| output.display().to_string());
-    let frame = Frame::new(
-        members.iter().map(|(k, v)| (k.as_str(), v.as_deref())),
-        &trace_name,
-    );
+    }
     let fixed = (frame.head().len() + frame.tail().len()) as u64 + header_bytes;
     if fixed >= max_bytes {
         return Err(Error::Usage(format!(
@@ -274,52 +151,318 @@ pub fn split_chrome(whole: &Path, output: &Path, max_bytes: u64) -> Result<Split
     let cuts = cut_points(&mut timed, max_bytes - fixed)?;
     drop(timed);
     let part_of = |ts: f64| cuts.partition_point(|c| *c <= ts);
-    // The flows kept: all their events in one part.
+    let (kept, cut_flows, cut_flow_events) = kept_flows(flows, part_of);
+
+    // Each (segment, part)'s byte ranges, and what each part holds.
+    let parts = cuts.len() + 1;
+    let mut tallies = vec![Tally::default(); parts];
+    let mut units = Vec::new();
+    for (s, segment) in segments.iter().enumerate() {
+        let mut runs: Vec<Vec<(u64, u64)>> = vec![Vec::new(); parts];
+        for m in &segment.marks {
+            let part = match m.place {
+                Place::Header => None,
+                Place::Flow(key) if !kept.contains(&key) => continue,
+                Place::Flow(_) | Place::Timed => Some(part_of(m.ts)),
+            };
+            let (start, end) = (m.start, m.start + u64::from(m.len));
+            let mut add = |k: usize| {
+                let r = &mut runs[k];
+                match r.last_mut() {
+                    // the separator between them is copied too
+                    Some(last) if last.1 + Frame::SEPARATOR.len() as u64 == start => last.1 = end,
+                    _ => r.push((start, end)),
+                }
+                tallies[k].add(part.map(|_| m.ts));
+            };
+            match part {
+                None => (0..parts).for_each(&mut add),
+                Some(k) => add(k),
+            }
+        }
+        for (part, runs) in runs.into_iter().enumerate() {
+            if !runs.is_empty() {
+                units.push(Unit {
+                    part,
+                    segment: s,
+                    runs,
+                });
+            }
+        }
+    }
+    drop(kept);
+    // in document order within each part
+    units.sort_by_key(|u| (u.part, u.segment));
+
+    let gzip = output.extension().is_some_and(|e| e == "gz");
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let paths: Vec<PathBuf> = (0..parts).map(|k| part_path(output, k)).collect();
+    let mut files: Vec<AtomicFile> = (paths.iter())
+        .map(|p| AtomicFile::create(p))
+        .collect::<Result<_>>()?;
+    // Where each unit goes in its part (uncompressed): after the head and the units before.
+    let mut offsets = Vec::with_capacity(units.len());
+    let mut next = vec![frame.head().len() as u64; parts];
+    for unit in &units {
+        offsets.push(next[unit.part]);
+        next[unit.part] += unit.bytes() + Frame::SEPARATOR.len() as u64;
+    }
+    let written = {
+        let targets: Vec<&File> = files.iter_mut().map(|f| &*f.file()).collect();
+        copy_units(&units, &segments, |i| match gzip {
+            true => {
+                let piece = tempfile::tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
+                Ok(UnitOut::Gzip(Piece::new(piece, Compression::fast())))
+            }
+            false => Ok(UnitOut::Plain {
+                file: targets[units[i].part],
+                at: offsets[i],
+            }),
+        })?
+    };
+    drop(segments);
+
+    // Each part joined: the head, its units with separators between them, the tail.
+    let mut listed = Vec::with_capacity(parts);
+    let mut pieces = written.into_iter().zip(&units).peekable();
+    for (k, (mut file, path)) in files.drain(..).zip(paths).enumerate() {
+        let io = |e| Error::io(&path, e);
+        let mut ours = Vec::new();
+        while let Some((piece, _)) = pieces.next_if(|(_, u)| u.part == k) {
+            ours.push(piece);
+        }
+        let end = next[k] - u64::from(!ours.is_empty());
+        match gzip {
+            true => {
+                let out = file.file();
+                out.write_all(&gzip::HEADER).map_err(io)?;
+                let (head, mut sum) = gzip::piece_of(frame.head(), Compression::fast());
+                out.write_all(&head).map_err(io)?;
+                let (comma, comma_sum) = gzip::piece_of(Frame::SEPARATOR, Compression::fast());
+                for (i, piece) in ours.into_iter().enumerate() {
+                    let Some((mut piece, piece_sum)) = piece else {
+                        continue;
+                    };
+                    if i > 0 {
+                        out.write_all(&comma).map_err(io)?;
+                        sum.then(&comma_sum);
+                    }
+                    piece.seek(SeekFrom::Start(0)).map_err(io)?;
+                    std::io::copy(&mut piece, out).map_err(io)?;
+                    sum.then(&piece_sum);
+                }
+                let (tail, tail_sum) = gzip::piece_of(frame.tail(), Compression::fast());
+                out.write_all(&tail).map_err(io)?;
+                sum.then(&tail_sum);
+                out.write_all(&gzip::trailer(&sum)).map_err(io)?;
+            }
+            false => {
+                let out = &*file.file();
+                out.write_all_at(frame.head(), 0).map_err(io)?;
+                let ends = (units.iter().zip(&offsets)).filter(|(u, _)| u.part == k);
+                let mut ends: Vec<u64> = ends.map(|(u, at)| at + u.bytes()).collect();
+                ends.pop();
+                for at in ends {
+                    out.write_all_at(Frame::SEPARATOR, at).map_err(io)?;
+                }
+                out.write_all_at(frame.tail(), end).map_err(io)?;
+            }
+        }
+        file.commit()?;
+        let tally = &tallies[k];
+        let (start_us, last_us) = tally.range.unwrap_or((0.0, 0.0));
+        listed.push(Part {
+            file: path,
+            start_us,
+            last_us,
+            events: tally.timed,
+            bytes: end + frame.tail().len() as u64,
+        });
+    }
+    write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)
+}
+
+/// The flows kept (all their events in one part), and the flows and events cut.
+fn kept_flows<T: Copy>(
+    flows: HashMap<u64, Vec<T>>,
+    part_of: impl Fn(T) -> usize,
+) -> (HashSet<u64>, u64, u64) {
     let (mut cut_flows, mut cut_flow_events) = (0, 0);
-    let mut kept_flows = std::collections::HashSet::new();
+    let mut kept = HashSet::new();
     for (key, times) in flows {
         let first = part_of(times[0]);
         if times.iter().all(|t| part_of(*t) == first) {
-            kept_flows.insert(key);
+            kept.insert(key);
         } else {
             cut_flows += 1;
             cut_flow_events += times.len() as u64;
         }
     }
+    (kept, cut_flows, cut_flow_events)
+}
 
-    // Pass 2: every part written at once, the header first.
-    let parts = cuts.len() + 1;
-    let gzip = output.extension().is_some_and(|e| e == "gz");
-    let mut writers: Vec<PartWriter> = (0..parts)
-        .map(|k| PartWriter::create(part_path(output, k), gzip, &frame))
-        .collect::<Result<_>>()?;
-    let mut ignored = Vec::new();
-    read_trace(whole, &mut ignored, &mut |raw| {
-        match kind(raw)? {
-            Kind::Header => {
-                for w in &mut writers {
-                    w.event(raw, None)?;
-                }
-            }
-            Kind::Flow(key, ts) => {
-                if kept_flows.contains(&key) {
-                    writers[part_of(ts)].event(raw, Some(ts))?;
-                }
-            }
-            Kind::Timed(ts) => writers[part_of(ts)].event(raw, Some(ts))?,
+/// What one part holds.
+#[derive(Clone, Debug, Default)]
+struct Tally {
+    /// its events that are not metadata
+    timed: u64,
+    /// their least and greatest starts
+    range: Option<(f64, f64)>,
+}
+
+impl Tally {
+    fn add(&mut self, ts: Option<f64>) {
+        if let Some(ts) = ts {
+            self.timed += 1;
+            let (lo, hi) = self.range.get_or_insert((ts, ts));
+            *lo = lo.min(ts);
+            *hi = hi.max(ts);
         }
-        Ok(())
-    })?;
-    let mut written = Vec::with_capacity(parts);
-    for w in writers {
-        written.push(w.finish(&frame, header_events)?);
     }
+}
+
+/// The events of one segment that go into one part: byte ranges of the segment's file,
+/// each a run of events with the separators between them.
+struct Unit {
+    part: usize,
+    segment: usize,
+    runs: Vec<(u64, u64)>,
+}
+
+impl Unit {
+    /// Its bytes in the part, with a separator between two runs.
+    fn bytes(&self) -> u64 {
+        let sep = Frame::SEPARATOR.len() as u64;
+        self.runs.iter().map(|(s, e)| e - s + sep).sum::<u64>() - sep
+    }
+}
+
+/// Where a unit's bytes go: its place in a plain part, or a gzip piece of its own.
+enum UnitOut<'f> {
+    Plain { file: &'f File, at: u64 },
+    Gzip(Piece<File>),
+}
+
+impl Write for UnitOut<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            UnitOut::Plain { file, at } => {
+                file.write_all_at(buf, *at)?;
+                *at += buf.len() as u64;
+                Ok(buf.len())
+            }
+            UnitOut::Gzip(piece) => piece.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A finished gzip piece (None for a unit written in place).
+type Written = Option<(File, Checksum)>;
+
+/// Copy every unit's runs into the writer `out_of` gives it, the largest units first, on
+/// every core: the pieces, in the units' order.
+fn copy_units<'f>(
+    units: &[Unit],
+    segments: &[Segment],
+    out_of: impl Fn(usize) -> Result<UnitOut<'f>> + Sync,
+) -> Result<Vec<Written>> {
+    let mut order: Vec<usize> = (0..units.len()).collect();
+    order.sort_by_key(|i| std::cmp::Reverse(units[*i].bytes()));
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let taken = AtomicUsize::new(0);
+    let work = |_| -> Result<Vec<(usize, Written)>> {
+        let mut done = Vec::new();
+        let mut window = Window::default();
+        loop {
+            let Some(&i) = order.get(taken.fetch_add(1, Ordering::Relaxed)) else {
+                return Ok(done);
+            };
+            let unit = &units[i];
+            let segment = &segments[unit.segment];
+            let mut out = BufWriter::with_capacity(1 << 20, out_of(i)?);
+            window.clear();
+            for (r, (start, end)) in unit.runs.iter().enumerate() {
+                if r > 0 {
+                    out.write_all(Frame::SEPARATOR).map_err(Error::Write)?;
+                }
+                let mut at = *start;
+                while at < *end {
+                    let bytes = window.at(&segment.file, segment.bytes, at, *end)?;
+                    out.write_all(bytes).map_err(Error::Write)?;
+                    at += bytes.len() as u64;
+                }
+            }
+            let out = out.into_inner().map_err(|e| Error::Write(e.into_error()))?;
+            done.push((
+                i,
+                match out {
+                    UnitOut::Plain { .. } => None,
+                    UnitOut::Gzip(piece) => Some(piece.finish().map_err(Error::Write)?),
+                },
+            ));
+        }
+    };
+    let mut written: Vec<Option<Written>> = (0..units.len()).map(|_| None).collect();
+    for done in super::on_threads((0..cores).collect(), work) {
+        for (i, piece) in done? {
+            written[i] = Some(piece);
+        }
+    }
+    Ok(written.into_iter().map(Option::flatten).collect())
+}
+
+/// A stretch of a segment's file read ahead: units read their runs through it, so that
+/// many short runs close together cost one read.
+#[derive(Default)]
+struct Window {
+    buf: Vec<u8>,
+    start: u64,
+}
+
+impl Window {
+    const SIZE: u64 = 4 << 20;
+
+    fn clear(&mut self) {
+        self.buf.clear();
+    }
+
+    /// The file's bytes from `at` (up to `end`), read ahead when the window lacks them.
+    fn at(&mut self, file: &File, len: u64, at: u64, end: u64) -> Result<&[u8]> {
+        let held = self.start..self.start + self.buf.len() as u64;
+        if !held.contains(&at) {
+            let size = Self::SIZE.min(len - at) as usize;
+            self.buf.resize(size, 0);
+            file.read_exact_at(&mut self.buf, at)
+                .map_err(Error::Write)?;
+            self.start = at;
+        }
+        let from = (at - self.start) as usize;
+        let to = (end - self.start).min(self.buf.len() as u64) as usize;
+        Ok(&self.buf[from..to])
+    }
+}
+
+/// Write the listing `NAME.parts.json` of `parts`.
+pub(crate) fn write_listing(
+    output: &Path,
+    max_bytes: u64,
+    parts: Vec<Part>,
+    cut_flows: u64,
+    cut_flow_events: u64,
+) -> Result<SplitSummary> {
     let index = index_path(output);
     let listing = serde_json::json!({
         "max_size": max_bytes,
         "cut_flows": cut_flows,
         "cut_flow_events": cut_flow_events,
-        "parts": written.iter().map(|p| serde_json::json!({
+        "parts": parts.iter().map(|p| serde_json::json!({
             "file": p.file.file_name().map(|n| n.to_string_lossy().into_owned()),
             "start_us": p.start_us,
             "last_us": p.last_us,
@@ -333,7 +476,7 @@ pub fn split_chrome(whole: &Path, output: &Path, max_bytes: u64) -> Result<Split
             .map_err(|e| Error::io(&index, e))
     })?;
     Ok(SplitSummary {
-        parts: written,
+        parts,
         index,
         cut_flows,
         cut_flow_events,
@@ -342,8 +485,11 @@ pub fn split_chrome(whole: &Path, output: &Path, max_bytes: u64) -> Result<Split
 
 /// The start times at which parts begin after the first (ascending): greedy, each part as
 /// full as `budget` bytes allow; events that start at the same time stay together.
-fn cut_points(timed: &mut [(f64, u32)], budget: u64) -> Result<Vec<f64>> {
-    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+pub(crate) fn cut_points<T: Copy + PartialOrd + std::fmt::Display>(
+    timed: &mut [(T, u32)],
+    budget: u64,
+) -> Result<Vec<T>> {
+    timed.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
     let mut cuts = Vec::new();
     let mut used = 0u64;
     let mut i = 0;
@@ -357,7 +503,7 @@ fn cut_points(timed: &mut [(f64, u32)], budget: u64) -> Result<Vec<f64>> {
         }
         if group > budget {
             return Err(Error::Usage(format!(
-                "--max-size: the events starting at {ts} µs take {group} bytes beside the \
+                "--max-size: the events starting at {ts} take {group} bytes beside the \
                  metadata, more than a part holds"
             )));
         }
@@ -369,101 +515,6 @@ fn cut_points(timed: &mut [(f64, u32)], budget: u64) -> Result<Vec<f64>> {
         i = j;
     }
     Ok(cuts)
-}
-
-/// One part being written.
-struct PartWriter {
-    path: PathBuf,
-    file: AtomicFile,
-    out: BufWriter<PartOut>,
-    events: u64,
-    bytes: u64,
-    range: Option<(f64, f64)>,
-}
-
-impl PartWriter {
-    fn create(path: PathBuf, gzip: bool, frame: &Frame) -> Result<PartWriter> {
-        let mut file = AtomicFile::create(&path)?;
-        let handle = file.file().try_clone().map_err(|e| Error::io(&path, e))?;
-        let inner = match gzip {
-            true => PartOut::Gzip(Box::new(flate2::write::GzEncoder::new(
-                handle,
-                flate2::Compression::fast(),
-            ))),
-            false => PartOut::Plain(handle),
-        };
-        let mut w = PartWriter {
-            path,
-            file,
-            out: BufWriter::with_capacity(1 << 20, inner),
-            events: 0,
-            bytes: 0,
-            range: None,
-        };
-        w.write(frame.head())?;
-        Ok(w)
-    }
-
-    fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        self.bytes += bytes.len() as u64;
-        self.out
-            .write_all(bytes)
-            .map_err(|e| Error::io(&self.path, e))
-    }
-
-    fn event(&mut self, raw: &str, ts: Option<f64>) -> Result<()> {
-        if self.events > 0 {
-            self.write(Frame::SEPARATOR)?;
-        }
-        self.events += 1;
-        self.write(raw.as_bytes())?;
-        if let Some(ts) = ts {
-            let (lo, hi) = self.range.get_or_insert((ts, ts));
-            *lo = lo.min(ts);
-            *hi = hi.max(ts);
-        }
-        Ok(())
-    }
-
-    fn finish(mut self, frame: &Frame, header_events: u64) -> Result<Part> {
-        self.write(frame.tail())?;
-        let io = |e| Error::io(&self.path, e);
-        match self.out.into_inner().map_err(|e| io(e.into_error()))? {
-            PartOut::Plain(mut f) => f.flush().map_err(io)?,
-            PartOut::Gzip(g) => g.finish().and_then(|mut f| f.flush()).map_err(io)?,
-        }
-        self.file.commit()?;
-        let (start_us, last_us) = self.range.unwrap_or((0.0, 0.0));
-        Ok(Part {
-            file: self.path,
-            start_us,
-            last_us,
-            events: self.events - header_events.min(self.events),
-            bytes: self.bytes,
-        })
-    }
-}
-
-/// A part's file, plain or gzipped.
-enum PartOut {
-    Plain(std::fs::File),
-    Gzip(Box<flate2::write::GzEncoder<std::fs::File>>),
-}
-
-impl Write for PartOut {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            PartOut::Plain(f) => f.write(buf),
-            PartOut::Gzip(g) => g.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            PartOut::Plain(f) => f.flush(),
-            PartOut::Gzip(g) => g.flush(),
-        }
-    }
 }
 
 #[cfg(test)]
@@ -484,6 +535,14 @@ mod tests {
         assert_eq!(
             index_path(Path::new("d/t.json")),
             PathBuf::from("d/t.parts.json")
+        );
+        assert_eq!(
+            index_path(Path::new("d/t.pftrace")),
+            PathBuf::from("d/t.pftrace.parts.json")
+        );
+        assert_eq!(
+            part_path(Path::new("t.pftrace"), 11),
+            PathBuf::from("t.part012.pftrace")
         );
     }
 

@@ -22,5 +22,6 @@ mod report_html;
 mod reports;
 mod schema_errors;
 mod shell;
+mod split;
 mod support;
 mod views;

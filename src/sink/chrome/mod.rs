@@ -28,6 +28,7 @@
 pub mod args;
 mod columns;
 mod frame;
+pub mod index;
 pub mod remap;
 
 use std::io::Write;
@@ -40,6 +41,7 @@ use crate::Result;
 
 pub use super::json_text::{write_py_float, write_str};
 pub use frame::Frame;
+pub use index::{Mark, Place};
 pub use remap::Remap;
 
 const FLUSH_AT: usize = 1 << 20;
@@ -57,6 +59,8 @@ pub struct ChromeWriter<W: Write> {
     flushed: u64,
     /// the window's renaming in a merged trace; None writes events as they are
     remap: Option<std::sync::Arc<Remap>>,
+    /// each event's mark, when a split export asked for them ([`ChromeWriter::with_index`])
+    marks: Option<Vec<Mark>>,
 }
 
 /// The extent of duration events, in their own unit (µs), as the reference measures it:
@@ -124,7 +128,25 @@ impl<W: Write> ChromeWriter<W> {
             span: None,
             flushed: 0,
             remap: None,
+            marks: None,
         }
+    }
+
+    /// Note where each event written from now on is, and what a split needs to place it
+    /// ([`ChromeWriter::take_marks`]).
+    pub fn with_index(mut self, index: bool) -> Self {
+        self.marks = index.then(Vec::new);
+        self
+    }
+
+    /// The marks of the events written so far (empty without [`ChromeWriter::with_index`]).
+    pub fn take_marks(&mut self) -> Vec<Mark> {
+        self.marks.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    /// Where the next byte goes in the output.
+    fn at(&self) -> u64 {
+        self.flushed + self.buf.len() as u64
     }
 
     /// Rename and shift every event written from now on as `remap` says (a window of a
@@ -162,12 +184,30 @@ impl<W: Write> ChromeWriter<W> {
         if let Some(remap) = &self.remap {
             let event = remap.raw(event)?;
             self.separator();
+            self.mark_raw(&event)?;
             self.buf.extend_from_slice(event.as_bytes());
             return self.maybe_flush();
         }
         self.separator();
+        self.mark_raw(event)?;
         self.buf.extend_from_slice(event.as_bytes());
         self.maybe_flush()
+    }
+
+    /// Note the raw `event` about to be written (when indexing).
+    fn mark_raw(&mut self, event: &str) -> Result<()> {
+        let start = self.at();
+        if let Some(marks) = &mut self.marks {
+            let (ts, place) = index::probe(event)?;
+            let len = mark_len(event.len())?;
+            marks.push(Mark {
+                start,
+                len,
+                ts,
+                place,
+            });
+        }
+        Ok(())
     }
 
     /// Count a duration event written raw (`ts`, `dur` as the reference reads them) towards
@@ -245,8 +285,11 @@ impl<W: Write> ChromeWriter<W> {
             Some(_) => Extent::find(&original_top),
             None => Extent::find(&top),
         };
+        let placing = self.marks.is_some().then(|| Placing::find(&top));
+        let mut id_text = Vec::new();
         for row in 0..batch.num_rows() {
             self.separator();
+            let start = self.at();
             let buf = &mut self.buf;
             buf.push(b'{');
             let mut first = true;
@@ -264,6 +307,16 @@ impl<W: Write> ChromeWriter<W> {
                 write_args(buf, &args_key, &args, row, &mut first);
             }
             buf.push(b'}');
+            if let (Some(placing), Some(marks)) = (&placing, &mut self.marks) {
+                let len = mark_len((self.flushed + self.buf.len() as u64 - start) as usize)?;
+                let (ts, place) = placing.at(row, &mut id_text);
+                marks.push(Mark {
+                    start,
+                    len,
+                    ts,
+                    place,
+                });
+            }
             if let Some(extent) = &extent {
                 if extent.counts(row) {
                     Span::cover(&mut self.span, extent.ts.at(row), extent.dur.at(row));
@@ -320,6 +373,48 @@ fn span_columns(batch: &RecordBatch) -> Result<Vec<(Key, Column<'_>)>> {
 
 fn io_error(e: std::io::Error) -> Error {
     Error::Write(e)
+}
+
+/// An event's length as a mark holds it.
+fn mark_len(len: usize) -> Result<u32> {
+    u32::try_from(len).map_err(|_| Error::Internal(format!("splitting: an event of {len} bytes")))
+}
+
+/// The columns of a batch that place its events in a split: `ph`, `ts`, and a flow's
+/// `cat`, `name`, `id` ([`index::flow_key`]).
+struct Placing<'c, 'a> {
+    ph: Option<&'c Column<'a>>,
+    ts: Number<'c, 'a>,
+    cat: Option<&'c Column<'a>>,
+    name: Option<&'c Column<'a>>,
+    id: Option<&'c Column<'a>>,
+}
+
+impl<'c, 'a> Placing<'c, 'a> {
+    fn find(top: &'c [(Key, Column<'a>)]) -> Self {
+        let get = |key: &str| top.iter().find(|(k, _)| k.name == key).map(|(_, c)| c);
+        Placing {
+            ph: get("ph"),
+            ts: Number(get("ts")),
+            cat: get("cat"),
+            name: get("name"),
+            id: get("id"),
+        }
+    }
+
+    /// The row's `ts` and place; `id_text` is scratch room for a flow's id as written.
+    fn at(&self, row: usize, id_text: &mut Vec<u8>) -> (f64, Place) {
+        let text = |c: Option<&Column<'a>>| c.filter(|c| !c.is_null(row)).map(|c| c.text(row));
+        let place = Place::of(text(self.ph), || {
+            let id = self.id.filter(|c| !c.is_null(row)).map(|c| {
+                id_text.clear();
+                c.write(id_text, row);
+                std::str::from_utf8(id_text).unwrap_or_default()
+            });
+            index::flow_key(text(self.cat), text(self.name), id)
+        });
+        (self.ts.at(row), place)
+    }
 }
 
 /// The columns of a batch the profiler span reads: `ph`, `cat`, `ts`, `dur`.

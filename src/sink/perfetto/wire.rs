@@ -98,6 +98,11 @@ impl Wire {
         self.buf[at..at + need].copy_from_slice(&head[..need]);
     }
 
+    /// Append fields already encoded (a packet's body copied from another trace).
+    pub fn encoded(&mut self, fields: &[u8]) {
+        self.buf.extend_from_slice(fields);
+    }
+
     pub fn len(&self) -> usize {
         self.buf.len()
     }
