@@ -554,9 +554,11 @@ fn file_rows(file: &Path) -> (Vec<String>, usize) {
                         .as_any()
                         .downcast_ref::<datafusion::arrow::array::StringArray>()
                         .unwrap();
-                    datafusion::arrow::array::Array::is_null(c, i)
-                        .then(|| "NULL".to_string())
-                        .unwrap_or_else(|| c.value(i).to_string())
+                    if datafusion::arrow::array::Array::is_null(c, i) {
+                        "NULL".to_string()
+                    } else {
+                        c.value(i).to_string()
+                    }
                 })
                 .collect();
             out.push(cells.join("|"));
@@ -608,7 +610,10 @@ fn a_report_out_of_time_order_is_written_in_time_order_like_one_in_order() {
                 .iter()
                 .map(|r| r.split('|').nth(start).unwrap().parse().unwrap())
                 .collect();
-            assert!(starts.windows(2).all(|w| w[0] <= w[1]), "{table}: {starts:?}");
+            assert!(
+                starts.windows(2).all(|w| w[0] <= w[1]),
+                "{table}: {starts:?}"
+            );
             compared += want.len();
         }
     }

@@ -170,7 +170,8 @@ fn read_into(table: &SqliteTable, consumers: Vec<Consumer>, error: &Mutex<Option
             .expect("a reader thread panicked")
             .get_or_insert(e);
         for c in &consumers {
-            let _ = c.tx.blocking_send(Err(DataFusionError::Execution(reason.clone())));
+            let _ =
+                c.tx.blocking_send(Err(DataFusionError::Execution(reason.clone())));
         }
     }
 }
@@ -203,12 +204,7 @@ impl fmt::Debug for FeedExec {
 }
 
 impl FeedExec {
-    fn new(
-        table: &'static str,
-        schema: SchemaRef,
-        rows: usize,
-        rx: mpsc::Receiver<Item>,
-    ) -> Self {
+    fn new(table: &'static str, schema: SchemaRef, rows: usize, rx: mpsc::Receiver<Item>) -> Self {
         let properties = PlanProperties::new(
             EquivalenceProperties::new(schema),
             Partitioning::UnknownPartitioning(1),

@@ -170,7 +170,10 @@ pub async fn stream(reg: &Registered, targets: Vec<Target>) -> Result<Streamed> 
         for &i in &todo {
             let m = &MAPPINGS[i];
             let sql = if sorted {
-                format!("SELECT * FROM {} ORDER BY {PROCESS_KEY}, {}", m.view, m.order)
+                format!(
+                    "SELECT * FROM {} ORDER BY {PROCESS_KEY}, {}",
+                    m.view, m.order
+                )
             } else {
                 format!("SELECT * FROM {}", m.view)
             };
@@ -399,13 +402,16 @@ mod tests {
     use super::*;
     use datafusion::arrow::datatypes::{DataType, Field, Schema};
 
-    fn times(rows: &[(Option<i64>, i64, i64)]) -> RecordBatch {
+    /// start (None: NULL), end, correlation id
+    type Times = (Option<i64>, i64, i64);
+
+    fn times(rows: &[Times]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("start_ns", DataType::Int64, true),
             Field::new("end_ns", DataType::Int64, true),
             Field::new("correlation_id", DataType::Int64, true),
         ]));
-        let col = |f: &dyn Fn(&(Option<i64>, i64, i64)) -> Option<i64>| -> ArrayRef {
+        let col = |f: &dyn Fn(&Times) -> Option<i64>| -> ArrayRef {
             Arc::new(rows.iter().map(f).collect::<Int64Array>())
         };
         RecordBatch::try_new(
@@ -420,7 +426,10 @@ mod tests {
         let kernel = &MAPPINGS[0];
         let first = times(&[(Some(1), 5, 1), (Some(1), 5, 1), (Some(1), 6, 0)]);
         let mut order = Order::new(kernel, &first).unwrap();
-        assert!(order.extends(&first).unwrap(), "ties and later ends are in order");
+        assert!(
+            order.extends(&first).unwrap(),
+            "ties and later ends are in order"
+        );
         // NULL starts sort last, as ORDER BY puts them
         assert!(order
             .extends(&times(&[(Some(2), 0, 0), (None, 0, 0)]))

@@ -3,8 +3,9 @@
 //!
 //! ```text
 //! source    : the nsys tables and columns the mapping reads (required / optional)
-//! load      : .sqlite (rusqlite) or parquetdir -> Arrow batches per source table; an
-//!             SQLite report's large tables are only checked, then streamed (feed)
+//! load      : .sqlite (rusqlite; parquetdir: a folder of Parquet tables) -> Arrow batches
+//!             per source table; an SQLite report's large tables are only checked, then
+//!             streamed (feed)
 //! register  : tables -> SessionContext under nsys's names, + cbid + sql/import/nsys/ views
 //! feed      : a large table as a scan read lazily, in batches, one reader thread per table
 //! map       : the processes first, then every view at once, its rows cut per process as
@@ -19,6 +20,7 @@ mod cpu_trace;
 mod feed;
 pub mod load;
 mod map;
+mod parquetdir;
 mod register;
 pub mod source;
 mod window;
@@ -187,8 +189,7 @@ pub async fn import_nsys(
         for (at, (gpid, pid, process_name, dir, final_dir, window_id, writing)) in
             planned.into_iter().enumerate()
         {
-            let written: Vec<map::Written> =
-                streamed.tables.iter().map(|per| per[at]).collect();
+            let written: Vec<map::Written> = streamed.tables.iter().map(|per| per[at]).collect();
             let side = WindowInput {
                 side: &side,
                 written: &written,

@@ -38,8 +38,11 @@ pub async fn context(report: &Report) -> Result<Registered> {
     let mut feeds = Vec::new();
     for (name, table) in &report.streamed {
         let feed = Arc::new(FeedTable::new(table.clone()));
-        ctx.register_table(datafusion::common::TableReference::bare(*name), feed.clone())
-            .map_err(|e| Error::Internal(format!("{name}: {e}")))?;
+        ctx.register_table(
+            datafusion::common::TableReference::bare(*name),
+            feed.clone(),
+        )
+        .map_err(|e| Error::Internal(format!("{name}: {e}")))?;
         feeds.push(feed);
     }
     let cbid = cbid_batch()?;

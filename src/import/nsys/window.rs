@@ -6,8 +6,8 @@
 use std::path::Path;
 
 use datafusion::arrow::array::{new_null_array, Array, ArrayRef, Int64Array};
-use datafusion::arrow::datatypes::Schema;
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::Schema;
 use datafusion::arrow::record_batch::RecordBatch;
 
 use crate::error::Error;
@@ -36,8 +36,7 @@ impl TableSink {
         window_id: i64,
         schema: &Schema,
     ) -> Result<TableSink> {
-        let spec =
-            table_spec(table).ok_or_else(|| Error::Internal(format!("no table {table}")))?;
+        let spec = table_spec(table).ok_or_else(|| Error::Internal(format!("no table {table}")))?;
         for field in schema.fields() {
             if !spec.columns.iter().any(|c| c.name == field.name()) {
                 return Err(Error::Internal(format!(
