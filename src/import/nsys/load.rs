@@ -186,11 +186,9 @@ fn rowid_ranges(
     table: &str,
     threads: usize,
 ) -> Vec<Option<(i64, i64)>> {
-    let bounds = conn.query_row(
-        &format!("SELECT min(rowid), max(rowid) FROM {}", quote(table)),
-        [],
-        |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
-    );
+    let bounds = conn.query_row(&rowid_bounds(table), [], |r| {
+        Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+    });
     let Ok((Some(lo), Some(hi))) = bounds else {
         return vec![None];
     };
@@ -260,6 +258,14 @@ fn sqlite_tables(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<String>> {
         conn.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')")?;
     let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
     rows.collect()
+}
+
+/// The query of a table's first and last rowid. Each in its own subquery: SQLite answers a
+/// lone min() or max() of the rowid from the b-tree's ends, but scans the whole table for
+/// both in one SELECT.
+fn rowid_bounds(table: &str) -> String {
+    let t = quote(table);
+    format!("SELECT (SELECT min(rowid) FROM {t}), (SELECT max(rowid) FROM {t})")
 }
 
 fn quote(name: &str) -> String {
@@ -366,11 +372,9 @@ impl SqliteTable {
         actual: &str,
     ) -> Result<SqliteTable> {
         let columns = resolve_columns(conn, path, source, actual)?;
-        let bounds = conn.query_row(
-            &format!("SELECT min(rowid), max(rowid) FROM {}", quote(actual)),
-            [],
-            |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
-        );
+        let bounds = conn.query_row(&rowid_bounds(actual), [], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+        });
         let (rows, by_rowid) = match bounds {
             Ok((Some(lo), Some(hi))) => {
                 let span = (i128::from(hi) - i128::from(lo) + 1).max(0);
