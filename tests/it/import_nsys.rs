@@ -525,3 +525,98 @@ async fn a_parquetdir_export_gives_the_same_windows_as_the_sqlite_report() {
         }
     }
 }
+
+/// Every row of a window's Parquet table, in file order, as text lines, and the position of
+/// its `start_ns` column.
+fn file_rows(file: &Path) -> (Vec<String>, usize) {
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(file).unwrap(),
+    )
+    .unwrap();
+    let start = builder.schema().index_of("start_ns").unwrap();
+    let reader = builder.build().unwrap();
+    let mut out = Vec::new();
+    for batch in reader {
+        let batch = batch.unwrap();
+        let cols: Vec<_> = batch
+            .columns()
+            .iter()
+            .map(|c| {
+                datafusion::arrow::compute::cast(c, &datafusion::arrow::datatypes::DataType::Utf8)
+                    .unwrap()
+            })
+            .collect();
+        for i in 0..batch.num_rows() {
+            let cells: Vec<String> = cols
+                .iter()
+                .map(|c| {
+                    let c = c
+                        .as_any()
+                        .downcast_ref::<datafusion::arrow::array::StringArray>()
+                        .unwrap();
+                    if datafusion::arrow::array::Array::is_null(c, i) {
+                        "NULL".to_string()
+                    } else {
+                        c.value(i).to_string()
+                    }
+                })
+                .collect();
+            out.push(cells.join("|"));
+        }
+    }
+    (out, start)
+}
+
+#[test]
+fn a_report_out_of_time_order_is_written_in_time_order_like_one_in_order() {
+    // The import streams a report's rows unsorted when they come in time order (as nsys
+    // writes them) and sorts a mapping whose rows do not: both must give the same files.
+    let tmp = tempfile::tempdir().unwrap();
+    let ordered = tmp.path().join("ordered.sqlite");
+    build(&ordered, SCHEMA_3X, &two_processes());
+    let shuffled = tmp.path().join("shuffled.sqlite");
+    build(&shuffled, SCHEMA_3X, &two_processes());
+    let conn = rusqlite::Connection::open(&shuffled).unwrap();
+    for table in [
+        "CUPTI_ACTIVITY_KIND_KERNEL",
+        "CUPTI_ACTIVITY_KIND_RUNTIME",
+        "CUPTI_ACTIVITY_KIND_MEMCPY",
+    ] {
+        // the rows again, in reverse rowid order
+        conn.execute_batch(&format!(
+            "CREATE TABLE t AS SELECT * FROM {table} ORDER BY rowid DESC;
+             DELETE FROM {table}; INSERT INTO {table} SELECT * FROM t; DROP TABLE t;"
+        ))
+        .unwrap();
+    }
+    drop(conn);
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    imported(&[&ordered], &a);
+    imported(&[&shuffled], &b);
+    let mut compared = 0;
+    for pid in [100, 200] {
+        let part = format!("report=ordered/process={pid}/window_id=000001");
+        let other = format!("report=shuffled/process={pid}/window_id=000001");
+        for table in ["kernel", "cuda_runtime", "cuda_driver", "gpu_memcpy"] {
+            let file = a.join(&part).join(format!("{table}.parquet"));
+            if !file.exists() {
+                continue;
+            }
+            let (want, start) = file_rows(&file);
+            let (got, _) = file_rows(&b.join(&other).join(format!("{table}.parquet")));
+            assert_eq!(got, want, "{pid} {table}");
+            // and that order is time order
+            let starts: Vec<i64> = want
+                .iter()
+                .map(|r| r.split('|').nth(start).unwrap().parse().unwrap())
+                .collect();
+            assert!(
+                starts.windows(2).all(|w| w[0] <= w[1]),
+                "{table}: {starts:?}"
+            );
+            compared += want.len();
+        }
+    }
+    // pid 100: 3 kernels, 6 runtime calls, 1 driver call, 1 copy; pid 200: 1 kernel, 1 call
+    assert_eq!(compared, 13);
+}

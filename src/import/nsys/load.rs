@@ -1,5 +1,7 @@
-//! Stage `load`: an nsys report (a `.sqlite` export or a `parquetdir` folder) -> one Arrow
-//! batch per source table of [`super::source::SOURCES`], in the shape that table declares.
+//! Stage `load`: an nsys report (a `.sqlite` export or a `parquetdir` folder) -> the Arrow
+//! batches of each source table of [`super::source::SOURCES`], in the shape that table
+//! declares; an SQLite report's large tables ([`super::source::STREAMED`]) are only checked
+//! here and read later, in batches, as their mappings run ([`SqliteTable::read`]).
 //! Columns are found by name; a table or column the report lacks is an error when required
 //! and nulls (or an empty table) when optional; text that is not UTF-8 is read lossily.
 
@@ -7,25 +9,31 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    ArrayRef, BinaryArray, Int64Builder, LargeBinaryArray, StringBuilder,
-};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::{ArrayRef, Int64Builder, StringBuilder};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
-use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rusqlite::types::ValueRef;
 
 use super::source::{Col, Source, Ty, SOURCES};
 use crate::error::Error;
 use crate::Result;
 
-/// The tables of one report, each in its declared shape: one batch per part read (a large
-/// SQLite table is read in rowid ranges, in parallel; a parquetdir table may have parts).
+/// The tables of one report, each in its declared shape: the loaded ones as batches, in row
+/// order (a large SQLite table is read in rowid ranges, in parallel; a parquetdir table may
+/// have parts), the streamed ones as what their reader needs.
 pub struct Report {
     pub path: PathBuf,
     pub tables: BTreeMap<&'static str, Vec<RecordBatch>>,
+    /// An SQLite report's large tables, read as their mappings run.
+    pub streamed: BTreeMap<&'static str, Arc<SqliteTable>>,
     /// Optional tables the report does not have (registered empty).
     pub absent: Vec<&'static str>,
+}
+
+/// What a reader found of one table.
+pub(super) enum Part {
+    Loaded(Vec<RecordBatch>),
+    Streamed(SqliteTable),
 }
 
 /// The declared Arrow schema of a source table.
@@ -47,13 +55,13 @@ pub fn schema_of(source: &Source) -> SchemaRef {
 /// Load a report: a directory is a parquetdir export, anything else an SQLite file.
 pub fn load(path: &Path) -> Result<Report> {
     if path.is_dir() {
-        load_parquetdir(path)
+        super::parquetdir::load_parquetdir(path)
     } else {
         load_sqlite(path)
     }
 }
 
-fn bad(path: &Path, reason: impl std::fmt::Display) -> Error {
+pub(super) fn bad(path: &Path, reason: impl std::fmt::Display) -> Error {
     Error::BadReport {
         file: path.to_path_buf(),
         reason: reason
@@ -81,16 +89,20 @@ fn missing_column(path: &Path, source: &Source, col: &Col) -> Error {
 
 /// Assemble the report from whichever tables `read` finds (in [`SOURCES`] order, so the
 /// first problem in that order is the one reported).
-fn assemble(
+pub(super) fn assemble(
     path: &Path,
-    mut read: impl FnMut(&Source) -> Result<Option<Vec<RecordBatch>>>,
+    mut read: impl FnMut(&Source) -> Result<Option<Part>>,
 ) -> Result<Report> {
     let mut tables = BTreeMap::new();
+    let mut streamed = BTreeMap::new();
     let mut absent = Vec::new();
     for source in SOURCES {
         match read(source)? {
-            Some(batches) => {
+            Some(Part::Loaded(batches)) => {
                 tables.insert(source.name, batches);
+            }
+            Some(Part::Streamed(table)) => {
+                streamed.insert(source.name, Arc::new(table));
             }
             None if source.required => return Err(missing_table(path, source)),
             None => {
@@ -102,6 +114,7 @@ fn assemble(
     Ok(Report {
         path: path.to_path_buf(),
         tables,
+        streamed,
         absent,
     })
 }
@@ -124,8 +137,8 @@ struct Job<'a> {
     rowids: Option<(i64, i64)>,
 }
 
-/// Read every table the report has, the large ones in rowid ranges, on one thread (and one
-/// connection) per core: stepping SQLite's rows is most of an import's time.
+/// Read every table the report has but the streamed ones, the large ones in rowid ranges,
+/// on one thread (and one connection) per core; check the streamed ones' columns.
 fn load_sqlite(path: &Path) -> Result<Report> {
     // Existence first: SQLite would report a missing file as "unable to open".
     std::fs::metadata(path).map_err(|e| Error::io(path, e))?;
@@ -134,10 +147,15 @@ fn load_sqlite(path: &Path) -> Result<Report> {
         sqlite_tables(&conn).map_err(|e| bad(path, format!("not an SQLite report ({e})")))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut jobs = Vec::new();
+    let mut checked = BTreeMap::new();
     for source in SOURCES {
         let Some(actual) = names.iter().find(|n| n.eq_ignore_ascii_case(source.name)) else {
             continue;
         };
+        if super::source::STREAMED.contains(&source.name) {
+            checked.insert(source.name, SqliteTable::check(&conn, path, source, actual));
+            continue;
+        }
         for rowids in rowid_ranges(&conn, actual, threads) {
             jobs.push(Job {
                 source,
@@ -149,12 +167,15 @@ fn load_sqlite(path: &Path) -> Result<Report> {
     let results = run_jobs(path, &conn, &jobs, threads);
     let mut results = jobs.iter().zip(results).peekable();
     assemble(path, |source| {
+        if let Some(table) = checked.remove(source.name) {
+            return Ok(Some(Part::Streamed(table?)));
+        }
         let mut batches = Vec::new();
         while let Some((_, result)) = results.next_if(|(j, _)| j.source.name == source.name) {
             batches.push(result?);
         }
         let found = names.iter().any(|n| n.eq_ignore_ascii_case(source.name));
-        Ok(found.then_some(batches))
+        Ok(found.then_some(Part::Loaded(batches)))
     })
 }
 
@@ -165,11 +186,9 @@ fn rowid_ranges(
     table: &str,
     threads: usize,
 ) -> Vec<Option<(i64, i64)>> {
-    let bounds = conn.query_row(
-        &format!("SELECT min(rowid), max(rowid) FROM {}", quote(table)),
-        [],
-        |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?)),
-    );
+    let bounds = conn.query_row(&rowid_bounds(table), [], |r| {
+        Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+    });
     let Ok((Some(lo), Some(hi))) = bounds else {
         return vec![None];
     };
@@ -241,17 +260,26 @@ fn sqlite_tables(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<String>> {
     rows.collect()
 }
 
+/// The query of a table's first and last rowid. Each in its own subquery: SQLite answers a
+/// lone min() or max() of the rowid from the b-tree's ends, but scans the whole table for
+/// both in one SELECT.
+fn rowid_bounds(table: &str) -> String {
+    let t = quote(table);
+    format!("SELECT (SELECT min(rowid) FROM {t}), (SELECT max(rowid) FROM {t})")
+}
+
 fn quote(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
-fn read_sqlite_table(
+/// For each declared column of `source`: its name in the report's table `actual`, or None
+/// (optional and absent); a required one absent is an error.
+fn resolve_columns(
     conn: &rusqlite::Connection,
     path: &Path,
     source: &Source,
     actual: &str,
-    rowids: Option<(i64, i64)>,
-) -> Result<RecordBatch> {
+) -> Result<Vec<Option<String>>> {
     let sql_err = |e: rusqlite::Error| bad(path, format!("{}: {e}", source.name));
     let mut columns: Vec<String> = Vec::new();
     {
@@ -265,16 +293,34 @@ fn read_sqlite_table(
             columns.push(name.map_err(sql_err)?);
         }
     }
-    // For each declared column: its name in the report, or None (optional and absent).
-    let mut select = Vec::new();
     let mut found = Vec::new();
     for col in source.columns {
         match columns.iter().find(|c| c.eq_ignore_ascii_case(col.name)) {
+            Some(c) => found.push(Some(c.clone())),
+            None if col.required => return Err(missing_column(path, source, col)),
+            None => found.push(None),
+        }
+    }
+    Ok(found)
+}
+
+fn read_sqlite_table(
+    conn: &rusqlite::Connection,
+    path: &Path,
+    source: &Source,
+    actual: &str,
+    rowids: Option<(i64, i64)>,
+) -> Result<RecordBatch> {
+    let sql_err = |e: rusqlite::Error| bad(path, format!("{}: {e}", source.name));
+    // For each declared column: its position in the SELECT, or None (optional and absent).
+    let mut select = Vec::new();
+    let mut found = Vec::new();
+    for name in resolve_columns(conn, path, source, actual)? {
+        match name {
             Some(c) => {
                 found.push(Some(select.len()));
-                select.push(quote(c));
+                select.push(quote(&c));
             }
-            None if col.required => return Err(missing_column(path, source, col)),
             None => found.push(None),
         }
     }
@@ -303,6 +349,138 @@ fn read_sqlite_table(
     RecordBatch::try_new(schema_of(source), arrays).map_err(|e| Error::Internal(e.to_string()))
 }
 
+/// A large table of an SQLite report, checked (it has its required columns) but not read:
+/// [`SqliteTable::read`] streams it, in rowid order, in batches.
+#[derive(Debug)]
+pub struct SqliteTable {
+    path: PathBuf,
+    source: &'static Source,
+    actual: String,
+    /// Per declared column, its name in the report (None: optional and absent).
+    columns: Vec<Option<String>>,
+    /// Rows estimated from the rowid span (what the join planner weighs).
+    rows: usize,
+    /// Whether the table has rowids (a view has none): then it is read in rowid order.
+    by_rowid: bool,
+}
+
+impl SqliteTable {
+    fn check(
+        conn: &rusqlite::Connection,
+        path: &Path,
+        source: &'static Source,
+        actual: &str,
+    ) -> Result<SqliteTable> {
+        let columns = resolve_columns(conn, path, source, actual)?;
+        let bounds = conn.query_row(&rowid_bounds(actual), [], |r| {
+            Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, Option<i64>>(1)?))
+        });
+        let (rows, by_rowid) = match bounds {
+            Ok((Some(lo), Some(hi))) => {
+                let span = (i128::from(hi) - i128::from(lo) + 1).max(0);
+                (usize::try_from(span).unwrap_or(usize::MAX), true)
+            }
+            Ok(_) => (0, true),
+            // no rowids: weigh it as large, so it is never the side a join collects
+            Err(_) => (1 << 30, false),
+        };
+        Ok(SqliteTable {
+            path: path.to_path_buf(),
+            source,
+            actual: actual.to_string(),
+            columns,
+            rows,
+            by_rowid,
+        })
+    }
+
+    pub fn source(&self) -> &'static Source {
+        self.source
+    }
+
+    /// The estimated row count.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Read the declared columns `wanted` (ascending indices into the source's columns) in
+    /// batches of `batch_rows`, on a connection of its own, handing each to `send` (in the
+    /// shape `schema_of(source).project(wanted)`); stop early when `send` returns false.
+    pub fn read(
+        &self,
+        wanted: &[usize],
+        batch_rows: usize,
+        send: &mut dyn FnMut(RecordBatch) -> bool,
+    ) -> Result<()> {
+        let (path, source) = (self.path.as_path(), self.source);
+        let sql_err = |e: rusqlite::Error| bad(path, format!("{}: {e}", source.name));
+        let conn = open_sqlite(path)?;
+        let schema = Arc::new(
+            schema_of(source)
+                .project(wanted)
+                .map_err(|e| Error::Internal(e.to_string()))?,
+        );
+        let mut select = Vec::new();
+        let mut at = Vec::new();
+        for &i in wanted {
+            match &self.columns[i] {
+                Some(c) => {
+                    at.push(Some(select.len()));
+                    select.push(quote(c));
+                }
+                None => at.push(None),
+            }
+        }
+        let list = if select.is_empty() {
+            "1".to_string()
+        } else {
+            select.join(", ")
+        };
+        let order = if self.by_rowid { " ORDER BY rowid" } else { "" };
+        let mut stmt = conn
+            .prepare(&format!(
+                "SELECT {list} FROM {}{order}",
+                quote(&self.actual)
+            ))
+            .map_err(sql_err)?;
+        let mut rows = stmt.query([]).map_err(sql_err)?;
+        let new_builders = || -> Vec<Builder> {
+            wanted
+                .iter()
+                .map(|&i| Builder::with_capacity(source.columns[i].ty, batch_rows))
+                .collect()
+        };
+        let mut builders = new_builders();
+        let mut n = 0;
+        let flush = |builders: Vec<Builder>, n: usize| -> Result<RecordBatch> {
+            let arrays: Vec<ArrayRef> = builders.into_iter().map(Builder::finish).collect();
+            let options = RecordBatchOptions::new().with_row_count(Some(n));
+            RecordBatch::try_new_with_options(schema.clone(), arrays, &options)
+                .map_err(|e| Error::Internal(e.to_string()))
+        };
+        while let Some(row) = rows.next().map_err(sql_err)? {
+            for (b, at) in builders.iter_mut().zip(&at) {
+                match at {
+                    Some(i) => b.push(row.get_ref(*i).map_err(sql_err)?),
+                    None => b.push(ValueRef::Null),
+                }
+            }
+            n += 1;
+            if n == batch_rows {
+                let batch = flush(std::mem::replace(&mut builders, new_builders()), n)?;
+                n = 0;
+                if !send(batch) {
+                    return Ok(());
+                }
+            }
+        }
+        if n > 0 {
+            send(flush(builders, n)?);
+        }
+        Ok(())
+    }
+}
+
 enum Builder {
     Int(Int64Builder),
     Text(StringBuilder),
@@ -316,7 +494,15 @@ impl Builder {
         }
     }
 
-    /// SQLite is dynamically typed: a cell of any storage class goes in, converted or null.
+    fn with_capacity(ty: Ty, rows: usize) -> Self {
+        match ty {
+            Ty::Int => Builder::Int(Int64Builder::with_capacity(rows)),
+            Ty::Text => Builder::Text(StringBuilder::with_capacity(rows, rows * 16)),
+        }
+    }
+
+    /// SQLite is dynamically typed: a cell of any storage class goes in, converted or null
+    /// (an integer in an integer column, the common case, is the first arm).
     fn push(&mut self, v: ValueRef<'_>) {
         match self {
             Builder::Int(b) => b.append_option(match v {
@@ -342,153 +528,6 @@ impl Builder {
             Builder::Text(mut b) => Arc::new(b.finish()),
         }
     }
-}
-
-// ---- parquetdir ------------------------------------------------------------------------
-
-/// `nsys export --type parquetdir`: one `<TABLE>.parquet` per table in the folder; a table
-/// may also be a folder `<TABLE>/` (or `<TABLE>.parquet/`) of Parquet parts, read in name
-/// order.
-fn load_parquetdir(dir: &Path) -> Result<Report> {
-    let mut tables: Vec<(String, Vec<PathBuf>)> = Vec::new();
-    for entry in std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
-        let p = entry.map_err(|e| Error::io(dir, e))?.path();
-        let is_parquet = p.extension().is_some_and(|e| e == "parquet");
-        let stem = if is_parquet {
-            p.file_stem()
-        } else {
-            p.file_name()
-        };
-        let Some(stem) = stem.and_then(|s| s.to_str()).map(str::to_string) else {
-            continue;
-        };
-        if p.is_dir() {
-            let mut parts: Vec<PathBuf> = std::fs::read_dir(&p)
-                .map_err(|e| Error::io(&p, e))?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|f| f.is_file() && f.extension().is_some_and(|e| e == "parquet"))
-                .collect();
-            parts.sort();
-            if !parts.is_empty() {
-                tables.push((stem, parts));
-            }
-        } else if is_parquet {
-            tables.push((stem, vec![p]));
-        }
-    }
-    if tables.is_empty() {
-        return Err(bad(
-            dir,
-            "not an nsys report (neither an SQLite file nor a folder of .parquet tables)",
-        ));
-    }
-    assemble(dir, |source| {
-        let Some((_, parts)) = tables
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(source.name))
-        else {
-            return Ok(None);
-        };
-        let mut batches = Vec::new();
-        for part in parts {
-            batches.push(read_parquet_table(part, source)?);
-        }
-        Ok(Some(batches))
-    })
-}
-
-fn read_parquet_table(file: &Path, source: &Source) -> Result<RecordBatch> {
-    let corrupt = |e: &dyn std::fmt::Display| Error::CorruptParquet {
-        file: file.to_path_buf(),
-        reason: e
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
-    };
-    let handle = std::fs::File::open(file).map_err(|e| Error::io(file, e))?;
-    let reader = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(handle)
-        .map_err(|e| corrupt(&e))?
-        .build()
-        .map_err(|e| corrupt(&e))?;
-    let mut batches = Vec::new();
-    for b in reader {
-        batches.push(b.map_err(|e| corrupt(&e))?);
-    }
-    let Some(first) = batches.first() else {
-        return Ok(RecordBatch::new_empty(schema_of(source)));
-    };
-    let file_schema = first.schema();
-    let joined = datafusion::arrow::compute::concat_batches(&file_schema, &batches)
-        .map_err(|e| corrupt(&e))?;
-    let rows = joined.num_rows();
-    let mut arrays: Vec<ArrayRef> = Vec::new();
-    for col in source.columns {
-        let found = file_schema
-            .fields()
-            .iter()
-            .position(|f| f.name().eq_ignore_ascii_case(col.name));
-        let array = match found {
-            Some(i) => convert(joined.column(i), col.ty).map_err(|reason| Error::ColumnType {
-                file: file.to_path_buf(),
-                column: col.name.to_string(),
-                expected: format!("{:?}", col.ty).to_lowercase(),
-                found: reason,
-            })?,
-            None if col.required => {
-                return Err(Error::MissingReportColumn {
-                    file: file.to_path_buf(),
-                    table: source.name.to_string(),
-                    column: col.name.to_string(),
-                })
-            }
-            None => datafusion::arrow::array::new_null_array(
-                &match col.ty {
-                    Ty::Int => DataType::Int64,
-                    Ty::Text => DataType::Utf8,
-                },
-                rows,
-            ),
-        };
-        arrays.push(array);
-    }
-    RecordBatch::try_new(schema_of(source), arrays).map_err(|e| Error::Internal(e.to_string()))
-}
-
-/// A Parquet column as Int64 or Utf8; binary text is decoded lossily.
-fn convert(array: &ArrayRef, ty: Ty) -> std::result::Result<ArrayRef, String> {
-    let found = || array.data_type().to_string();
-    match ty {
-        Ty::Int => {
-            if !(array.data_type().is_integer() || array.data_type().is_null()) {
-                return Err(found());
-            }
-            let out = cast(array, &DataType::Int64).map_err(|_| found())?;
-            // Unsigned values above i64::MAX do not fit: they read as NULL, not wrapped.
-            Ok(out)
-        }
-        Ty::Text => {
-            if let Some(a) = array.as_any().downcast_ref::<BinaryArray>() {
-                return Ok(lossy(a.iter()));
-            }
-            if let Some(a) = array.as_any().downcast_ref::<LargeBinaryArray>() {
-                return Ok(lossy(a.iter()));
-            }
-            cast(array, &DataType::Utf8).map_err(|_| found())
-        }
-    }
-}
-
-/// Binary text as Utf8, invalid UTF-8 replaced by U+FFFD.
-fn lossy<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> ArrayRef {
-    let mut b = StringBuilder::new();
-    for v in values {
-        match v {
-            Some(bytes) => b.append_value(String::from_utf8_lossy(bytes)),
-            None => b.append_null(),
-        }
-    }
-    Arc::new(b.finish())
 }
 
 #[cfg(test)]
@@ -582,16 +621,5 @@ mod tests {
         conn.execute_batch("DELETE FROM StringIds WHERE id > 3000")
             .unwrap();
         assert_eq!(rowid_ranges(&conn, "StringIds", 3), [None]);
-    }
-
-    #[test]
-    fn parquet_binary_text_is_read_lossily_and_floats_are_refused_as_integers() {
-        let binary: ArrayRef = Arc::new(BinaryArray::from(vec![Some(&b"ok\xff"[..]), None]));
-        let text = convert(&binary, Ty::Text).unwrap();
-        let text = text.as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(text.value(0), "ok\u{fffd}");
-        assert!(text.is_null(1));
-        let floats: ArrayRef = Arc::new(datafusion::arrow::array::Float64Array::from(vec![1.0]));
-        assert_eq!(convert(&floats, Ty::Int).unwrap_err(), "Float64");
     }
 }

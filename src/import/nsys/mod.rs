@@ -3,9 +3,13 @@
 //!
 //! ```text
 //! source    : the nsys tables and columns the mapping reads (required / optional)
-//! load      : .sqlite (rusqlite) or parquetdir -> one Arrow batch per source table
-//! register  : batches -> SessionContext under nsys's names, + cbid + sql/import/nsys/ views
-//! map       : run the views once per report, cut the rows per process
+//! load      : .sqlite (rusqlite; parquetdir: a folder of Parquet tables) -> Arrow batches
+//!             per source table; an SQLite report's large tables are only checked, then
+//!             streamed (feed)
+//! register  : tables -> SessionContext under nsys's names, + cbid + sql/import/nsys/ views
+//! feed      : a large table as a scan read lazily, in batches, one reader thread per table
+//! map       : the processes first, then every view at once, its rows cut per process as
+//!             they stream
 //! window    : one process's rows -> the window's Parquet tables and window_info
 //! cpu_trace : NVTX ranges, thread/process names, GPUs -> cpu_trace.json.gz
 //! ```
@@ -13,8 +17,10 @@
 //! docs/import-nsys.md records every mapping rule.
 
 mod cpu_trace;
+mod feed;
 pub mod load;
 mod map;
+mod parquetdir;
 mod register;
 pub mod source;
 mod window;
@@ -95,16 +101,13 @@ pub async fn import_nsys(
                 table: source::KERNEL.to_string(),
             });
         }
-        let ctx = register::context(&report).await?;
+        let reg = register::context(&report).await?;
         stage.mark("nsys register");
-        let mapped = map::run(&ctx).await?;
-        let epoch = epoch_ns(&ctx).await?;
+        let side = map::side(&reg).await?;
+        let epoch = epoch_ns(&reg.ctx).await?;
         let session_absent = report.absent.contains(&source::SESSION_START);
-        // the loaded tables are not needed once mapped
-        drop(ctx);
-        drop(report);
         stage.mark("nsys map");
-        let processes = &mapped.processes;
+        let processes = &side.processes;
         if processes.num_rows() == 0 {
             return Err(Error::BadReport {
                 file: input.clone(),
@@ -112,26 +115,6 @@ pub async fn import_nsys(
             });
         }
         let archive = config.inputs.len() > 1 || processes.num_rows() > 1;
-        let mut warnings = Vec::new();
-        if session_absent {
-            warnings.push(format!(
-                "no {} table: times stay relative to the session start",
-                source::SESSION_START
-            ));
-        }
-        if mapped.unknown_api_names > 0 {
-            warnings.push(format!(
-                "{} API calls have names the cbid table lacks: their cbid is NULL, \
-                 cuda_runtime/cuda_driver.name keeps the name",
-                mapped.unknown_api_names
-            ));
-        }
-        if mapped.skipped_processes > 0 {
-            warnings.push(format!(
-                "{} processes made CUDA API calls but did no GPU work: they get no window",
-                mapped.skipped_processes
-            ));
-        }
         let name = report_name(input);
         let gpids = map::ints(processes, "global_pid")?.clone();
         let pids = map::ints(processes, "pid")?.clone();
@@ -145,6 +128,9 @@ pub async fn import_nsys(
             .as_any()
             .downcast_ref::<StringArray>()
             .ok_or_else(|| Error::Internal("nsys_process.name is not text".into()))?;
+        // Every window of the report is written at once, as the tables stream: in an
+        // archive each into window_id=N.tmp inside the staging folder, renamed once whole.
+        let mut planned = Vec::new();
         for row in 0..processes.num_rows() {
             let (gpid, pid) = (gpids.value(row), pids.value(row));
             let process_name = (!pnames.is_null(row)).then(|| pnames.value(row).to_string());
@@ -158,24 +144,65 @@ pub async fn import_nsys(
             } else {
                 (staging.tmp.clone(), config.output.clone(), 1)
             };
+            let writing = if archive {
+                let tmp = dir.with_extension("tmp");
+                create_dir(&tmp)?;
+                tmp
+            } else {
+                dir.clone()
+            };
+            planned.push((gpid, pid, process_name, dir, final_dir, window_id, writing));
+        }
+        let targets = planned
+            .iter()
+            .map(|(gpid, _, _, _, _, window_id, writing)| map::Target {
+                global_pid: *gpid,
+                dir: writing.clone(),
+                window_id: *window_id,
+            })
+            .collect();
+        let streamed = map::stream(&reg, targets).await?;
+        // the report's tables are not needed once streamed
+        drop(reg);
+        drop(report);
+        stage.mark("nsys stream");
+        let mut warnings = Vec::new();
+        if session_absent {
+            warnings.push(format!(
+                "no {} table: times stay relative to the session start",
+                source::SESSION_START
+            ));
+        }
+        if streamed.unknown_api_names > 0 {
+            warnings.push(format!(
+                "{} API calls have names the cbid table lacks: their cbid is NULL, \
+                 cuda_runtime/cuda_driver.name keeps the name",
+                streamed.unknown_api_names
+            ));
+        }
+        if streamed.skipped_processes > 0 {
+            warnings.push(format!(
+                "{} processes made CUDA API calls but did no GPU work: they get no window",
+                streamed.skipped_processes
+            ));
+        }
+        for (at, (gpid, pid, process_name, dir, final_dir, window_id, writing)) in
+            planned.into_iter().enumerate()
+        {
+            let written: Vec<map::Written> = streamed.tables.iter().map(|per| per[at]).collect();
             let side = WindowInput {
-                mapped: &mapped,
+                side: &side,
+                written: &written,
                 global_pid: gpid,
                 pid,
                 process_name: process_name.as_deref(),
                 base_ns: epoch,
                 trace_name: &format!("{name} pid {pid}"),
             };
-            let stats = if archive {
-                // window_id=N.tmp inside the staging folder, renamed once whole
-                let tmp = dir.with_extension("tmp");
-                create_dir(&tmp)?;
-                let stats = write_window(&side, &tmp, window_id)?;
-                std::fs::rename(&tmp, &dir).map_err(|e| Error::io(&dir, e))?;
-                stats
-            } else {
-                write_window(&side, &dir, window_id)?
-            };
+            let stats = finish_window(&side, &writing, window_id)?;
+            if writing != dir {
+                std::fs::rename(&writing, &dir).map_err(|e| Error::io(&dir, e))?;
+            }
             let w = NsysWindow {
                 input: input.clone(),
                 window: final_dir,
@@ -241,7 +268,9 @@ fn report_name(input: &Path) -> String {
 }
 
 struct WindowInput<'a> {
-    mapped: &'a map::Mapped,
+    side: &'a map::Side,
+    /// Per entry of [`map::MAPPINGS`]: what was written of this window's table.
+    written: &'a [map::Written],
     global_pid: i64,
     pid: i64,
     process_name: Option<&'a str>,
@@ -249,48 +278,13 @@ struct WindowInput<'a> {
     trace_name: &'a str,
 }
 
-/// One process's rows of mapping `m` as its window table: the row count and the earliest
-/// start (not of cuda_event).
-fn write_mapped(
-    m: &map::Mapping,
-    batches: &[datafusion::arrow::record_batch::RecordBatch],
-    global_pid: i64,
-    dir: &Path,
-    window_id: i64,
-) -> Result<(u64, Option<i64>)> {
-    let rows = map::of_process_all(batches, global_pid)?;
-    let mut first: Option<i64> = None;
-    // cuda_event rows are not cut to the window (their times say nothing of its start)
-    for batch in rows.iter().filter(|_| m.table != "cuda_event") {
-        if let Some(min) = datafusion::arrow::compute::min(map::ints(batch, "start_ns")?) {
-            first = Some(first.map_or(min, |f| f.min(min)));
-        }
-    }
-    Ok((window::write_table(dir, m.table, window_id, &rows)?, first))
-}
-
-/// Write one process's window into the existing, empty directory `dir`.
-fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysStats> {
+/// Complete one process's window in `dir`, whose tables are written: its `window_info`
+/// and CPU trace.
+fn finish_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysStats> {
     let mut stats = NsysStats::default();
     let mut start_ns: Option<i64> = None;
-    // The tables are written in parallel, one thread each: Parquet encoding of the two
-    // large ones (kernel, cuda_runtime) takes a core apiece.
-    let written: Vec<Result<(u64, Option<i64>)>> = std::thread::scope(|s| {
-        let tasks: Vec<_> = map::MAPPINGS
-            .iter()
-            .zip(&w.mapped.tables)
-            .map(|(m, batches)| {
-                s.spawn(move || write_mapped(m, batches, w.global_pid, dir, window_id))
-            })
-            .collect();
-        tasks
-            .into_iter()
-            .map(|t| t.join().expect("a table writer panicked"))
-            .collect()
-    });
-    for (m, result) in map::MAPPINGS.iter().zip(written) {
-        let (n, first) = result?;
-        if let Some(first) = first {
+    for (m, written) in map::MAPPINGS.iter().zip(w.written) {
+        if let Some(first) = written.first_start {
             start_ns = Some(start_ns.map_or(first, |s: i64| s.min(first)));
         }
         let slot = match m.table {
@@ -303,7 +297,7 @@ fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysS
             "cuda_event" => &mut stats.cuda_events,
             _ => &mut stats.overheads,
         };
-        *slot = n;
+        *slot = written.rows;
     }
     window::write_window_info(
         dir,
@@ -314,8 +308,8 @@ fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysS
             cbid_table_version: crate::catalog::CBID_TABLE_VERSION,
         },
     )?;
-    let threads = map::of_process(&w.mapped.threads, w.global_pid)?;
-    let nvtx = map::of_process(&w.mapped.nvtx, w.global_pid)?;
+    let threads = map::of_process(&w.side.threads, w.global_pid)?;
+    let nvtx = map::of_process(&w.side.nvtx, w.global_pid)?;
     stats.nvtx_ranges = nvtx.num_rows() as u64;
     stats.cpu_events = cpu_trace::write(
         &cpu_trace::CpuSide {
@@ -323,7 +317,7 @@ fn write_window(w: &WindowInput<'_>, dir: &Path, window_id: i64) -> Result<NsysS
             process_name: w.process_name,
             threads: &threads,
             nvtx: &nvtx,
-            devices: &w.mapped.devices,
+            devices: &w.side.devices,
             base_ns: w.base_ns,
             trace_name: w.trace_name,
         },

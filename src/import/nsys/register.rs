@@ -1,6 +1,9 @@
-//! Stage `register`: a loaded report's tables -> a DataFusion SessionContext under nsys's own
-//! names (case kept: identifiers are not lowercased), with tracesql's `cbid` table and the
-//! views of sql/import/nsys/ on top.
+//! Stage `register`: a report's tables -> a DataFusion SessionContext under nsys's own names
+//! (case kept: identifiers are not lowercased), with tracesql's `cbid` table and the views of
+//! sql/import/nsys/ on top. Loaded tables are in-memory tables of one partition in row
+//! order; streamed ones are `feed` tables. Every plan runs on one partition, so a mapping's
+//! rows come out in its table's row order (no repartitioning) and need no sort when the
+//! report is in time order.
 
 use std::sync::Arc;
 
@@ -10,16 +13,37 @@ use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::datasource::MemTable;
 use datafusion::prelude::SessionContext;
 
+use super::feed::FeedTable;
 use super::load::Report;
 use crate::error::Error;
 use crate::Result;
 
+/// A report's context and its streamed tables (what `feed::pump` starts readers for).
+pub struct Registered {
+    pub ctx: SessionContext,
+    pub feeds: Vec<Arc<FeedTable>>,
+}
+
 /// A context holding `report`'s tables and the nsys views.
-pub async fn context(report: &Report) -> Result<SessionContext> {
+pub async fn context(report: &Report) -> Result<Registered> {
     let ctx = crate::engine::import_session();
+    // one partition: no round-robin repartitioning, which would interleave a table's rows
+    ctx.sql("SET datafusion.execution.target_partitions = 1")
+        .await?
+        .collect()
+        .await?;
     for (name, batches) in &report.tables {
-        let parts = batches.iter().map(|b| vec![b.clone()]).collect();
-        register(&ctx, name, batches[0].schema(), parts)?;
+        register(&ctx, name, batches[0].schema(), vec![batches.clone()])?;
+    }
+    let mut feeds = Vec::new();
+    for (name, table) in &report.streamed {
+        let feed = Arc::new(FeedTable::new(table.clone()));
+        ctx.register_table(
+            datafusion::common::TableReference::bare(*name),
+            feed.clone(),
+        )
+        .map_err(|e| Error::Internal(format!("{name}: {e}")))?;
+        feeds.push(feed);
     }
     let cbid = cbid_batch()?;
     register(&ctx, "cbid", cbid.schema(), vec![vec![cbid]])?;
@@ -31,13 +55,14 @@ pub async fn context(report: &Report) -> Result<SessionContext> {
             materialize(&ctx, object.name).await?;
         }
     }
-    Ok(ctx)
+    Ok(Registered { ctx, feeds })
 }
 
 /// Views computed once and replaced by their rows before the views that read them are
 /// created: every mapping reads them, and planning them into each mapping again doubled the
 /// import's time (a one-kernel report in the dev build: 1.6 s -> 0.8 s, mapping 1.37 -> 0.49 s).
-const MATERIALIZED: &[&str] = &["nsys_session", "_nsys_enum", "_nsys_api"];
+/// `_nsys_api` is no longer among them: it is a row per API call, streamed.
+const MATERIALIZED: &[&str] = &["nsys_session", "_nsys_enum"];
 
 async fn materialize(ctx: &SessionContext, name: &str) -> Result<()> {
     let frame = ctx
@@ -111,9 +136,10 @@ mod tests {
         let report = Report {
             path: "empty.sqlite".into(),
             tables,
+            streamed: BTreeMap::new(),
             absent: vec![],
         };
-        let ctx = context(&report).await.unwrap();
+        let ctx = context(&report).await.unwrap().ctx;
         for object in crate::sql::IMPORT_NSYS {
             let want = if object.name == "nsys_session" { 1 } else { 0 };
             let batches = ctx

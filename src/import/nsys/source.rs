@@ -67,6 +67,19 @@ pub const SESSION_START: &str = "TARGET_INFO_SESSION_START_TIME";
 /// gets a window.
 pub const GPU_OPS: [&str; 3] = [KERNEL, MEMCPY, MEMSET];
 
+/// The tables that can be large (a row per GPU op or API call): an SQLite report's are
+/// streamed through their mappings in batches, never held whole (`feed`); the others are
+/// loaded.
+pub const STREAMED: [&str; 7] = [
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    "CUPTI_ACTIVITY_KIND_RUNTIME",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+    "CUPTI_ACTIVITY_KIND_CUDA_EVENT",
+    "PROFILER_OVERHEAD",
+];
+
 /// Every table the mapping reads. Text columns are loaded lossily (invalid UTF-8 becomes
 /// U+FFFD), integer columns as Int64 (a value that is not an integer reads as NULL).
 pub static SOURCES: &[Source] = &[
@@ -239,5 +252,8 @@ mod tests {
                 .any(|c| c.name == "globalPid" && c.required));
         }
         assert!(source("stringids").is_some_and(|s| s.required));
+        for name in STREAMED {
+            assert!(source(name).is_some_and(|s| !s.required), "{name}");
+        }
     }
 }
