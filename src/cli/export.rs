@@ -153,6 +153,16 @@ async fn export(
         predicate: args.predicate.clone(),
         script: args.script.clone(),
     };
+    // one window's .pftrace settings (a merged .pftrace exports each window with them)
+    let single = PftraceConfig {
+        window: args.window.clone(),
+        output: args.output.clone(),
+        compression_level: args.compression_level,
+        arch: args.arch,
+        process_id: args.process_id,
+        process_name: args.process_name,
+        filter: filter.clone(),
+    };
     let archive = tracesql::window::find_windows(&args.window)
         .is_ok_and(|found| !found.partition_keys.is_empty());
     if archive {
@@ -165,26 +175,15 @@ async fn export(
         };
         let mut parts = None;
         let summary = match pftrace {
-            true => {
-                let single = PftraceConfig {
-                    window: args.window,
-                    output: args.output.clone(),
-                    compression_level: args.compression_level,
-                    arch: args.arch,
-                    process_id: args.process_id,
-                    process_name: args.process_name,
-                    filter,
-                };
-                match budget {
-                    Some(max_bytes) => {
-                        let (summary, split) =
-                            export_merged_pftrace_split(&merge, &single, max_bytes).await?;
-                        parts = Some(split);
-                        summary
-                    }
-                    None => export_merged_pftrace(&merge, &single).await?,
+            true => match budget {
+                Some(max_bytes) => {
+                    let (summary, split) =
+                        export_merged_pftrace_split(&merge, &single, max_bytes).await?;
+                    parts = Some(split);
+                    summary
                 }
-            }
+                None => export_merged_pftrace(&merge, &single).await?,
+            },
             false => match budget {
                 Some(max_bytes) => {
                     let (summary, split) = export_merged_chrome_split(&merge, max_bytes).await?;
@@ -229,22 +228,13 @@ async fn export(
     }
     let mut parts = None;
     let summary = if pftrace {
-        let config = PftraceConfig {
-            window: args.window,
-            output: args.output.clone(),
-            compression_level: args.compression_level,
-            arch: args.arch,
-            process_id: args.process_id,
-            process_name: args.process_name,
-            filter,
-        };
         match budget {
             Some(max_bytes) => {
-                let (summary, split) = export_pftrace_split(&config, max_bytes).await?;
+                let (summary, split) = export_pftrace_split(&single, max_bytes).await?;
                 parts = Some(split);
                 summary
             }
-            None => export_pftrace(&config).await?,
+            None => export_pftrace(&single).await?,
         }
     } else {
         let config = ExportConfig {
