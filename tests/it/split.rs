@@ -1,7 +1,8 @@
-//! Split exports (`--max-size`) beyond the Chrome single-window case of `merge.rs`: a
-//! `.pftrace` cut into parts (each decodes, with Perfetto's own classes too, passes the
-//! structural checks of `perfetto.rs`, is under budget, and the parts' events are the whole
-//! trace's minus the links cut), and a merged Chrome trace cut into parts.
+//! Split exports (`--max-size`): a Chrome trace and `convert`'s traces cut into parts (each
+//! a complete trace under budget, their union the whole minus the flows cut), a `.pftrace`
+//! cut into parts (each decodes, with Perfetto's own classes too, passes the structural
+//! checks of `perfetto.rs`, is under budget, and the parts' events are the whole trace's
+//! minus the links cut), and a merged Chrome trace cut into parts.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -11,6 +12,7 @@ use serde_json::Value;
 use tracesql::sink::perfetto::proto::TracePacket;
 use tracesql::synth::{write_window, SynthConfig};
 
+use crate::merge::load;
 use crate::perfetto::{decode, gunzip, perfetto_python, structure};
 
 fn tracesql(args: &[&str]) -> Output {
@@ -193,20 +195,7 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let events_of = |path: &Path| -> Vec<Value> {
-        let text = std::fs::read(path).unwrap();
-        let text = match path.extension().is_some_and(|e| e == "gz") {
-            true => {
-                let mut out = Vec::new();
-                std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&text[..]), &mut out)
-                    .unwrap();
-                out
-            }
-            false => text,
-        };
-        let doc: Value = serde_json::from_slice(&text).unwrap();
-        doc["traceEvents"].as_array().unwrap().clone()
-    };
+    let events_of = |path: &Path| load(path)["traceEvents"].as_array().unwrap().clone();
     let all = events_of(&whole);
     let output = dir.path().join("split.json.gz");
     let out = tracesql(&[
@@ -265,6 +254,198 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
             union.iter().any(|e| e.contains(&label))
                 || meta.iter().any(|e| text(e).contains(&label)),
             "no event of rank {rank}"
+        );
+    }
+}
+
+/// The events of the Chrome trace at `path`, metadata (`M`) and the others apart, as
+/// canonical texts.
+fn events_apart(path: &Path) -> (Vec<String>, Vec<String>) {
+    let doc = load(path);
+    let (mut meta, mut other) = (Vec::new(), Vec::new());
+    for e in doc["traceEvents"].as_array().unwrap() {
+        let text = serde_json::to_string(e).unwrap();
+        match e["ph"] == "M" {
+            true => meta.push(text),
+            false => other.push(text),
+        }
+    }
+    meta.sort();
+    other.sort();
+    (meta, other)
+}
+
+fn uncompressed_len(path: &Path) -> u64 {
+    let bytes = std::fs::read(path).unwrap();
+    match path.extension().is_some_and(|e| e == "gz") {
+        true => {
+            let mut out = Vec::new();
+            std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .unwrap();
+            out.len() as u64
+        }
+        false => bytes.len() as u64,
+    }
+}
+
+#[test]
+fn split_parts_are_complete_traces_under_budget_whose_union_is_the_whole_minus_cut_flows() {
+    let dir = tempfile::tempdir().unwrap();
+    let window = dir.path().join("w");
+    synth(&window, 6000, 8);
+    let whole = dir.path().join("whole.json");
+    let out = tracesql(&[
+        "export",
+        "-w",
+        window.to_str().unwrap(),
+        "-o",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (meta, all) = events_apart(&whole);
+    let budget: u64 = 1_000_000;
+    for name in ["split.json", "split.json.gz"] {
+        let output = dir.path().join(name);
+        let out = tracesql(&[
+            "export",
+            "-w",
+            window.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+            "--max-size",
+            "1MB",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stderr}");
+        let index: Value =
+            serde_json::from_slice(&std::fs::read(dir.path().join("split.parts.json")).unwrap())
+                .unwrap();
+        let parts = index["parts"].as_array().unwrap();
+        assert!(
+            parts.len() >= 3,
+            "{} parts for a {} byte trace",
+            parts.len(),
+            std::fs::metadata(&whole).unwrap().len()
+        );
+        let mut union = Vec::new();
+        let mut last_end = f64::NEG_INFINITY;
+        for part in parts {
+            let file = dir.path().join(part["file"].as_str().unwrap());
+            let size = uncompressed_len(&file);
+            assert!(size <= budget, "{}: {size} bytes", file.display());
+            assert_eq!(size, part["bytes"].as_u64().unwrap(), "{}", file.display());
+            let doc = load(&file);
+            assert_eq!(
+                doc["traceName"],
+                load(&whole)["traceName"]
+                    .as_str()
+                    .unwrap()
+                    .replace("whole.json", name)
+            );
+            assert!(
+                doc.get("deviceProperties").is_some(),
+                "{}: metadata",
+                file.display()
+            );
+            let (part_meta, events) = events_apart(&file);
+            assert_eq!(
+                part_meta,
+                meta,
+                "{}: every part names every process and thread",
+                file.display()
+            );
+            // parts cover successive time ranges
+            let start = part["start_us"].as_f64().unwrap();
+            assert!(
+                start > last_end,
+                "{}: starts at {start}, before {last_end}",
+                file.display()
+            );
+            last_end = part["last_us"].as_f64().unwrap();
+            union.extend(events);
+        }
+        union.sort();
+        // the union is the whole minus the flows cut, which are flow events only
+        let mut missing = Vec::new();
+        let (mut i, mut j) = (0, 0);
+        while i < all.len() {
+            if j < union.len() && union[j] == all[i] {
+                j += 1;
+            } else {
+                missing.push(&all[i]);
+            }
+            i += 1;
+        }
+        assert_eq!(j, union.len(), "the parts hold events the whole does not");
+        assert_eq!(
+            missing.len() as u64,
+            index["cut_flow_events"].as_u64().unwrap()
+        );
+        assert!(
+            index["cut_flows"].as_u64().unwrap() > 0,
+            "1 MB parts cut some flow"
+        );
+        for e in &missing {
+            let e: Value = serde_json::from_str(e).unwrap();
+            assert!(
+                matches!(e["ph"].as_str(), Some("s" | "t" | "f")),
+                "lost a non-flow event {e}"
+            );
+        }
+    }
+}
+
+#[test]
+fn convert_max_size_splits_each_windows_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    for rank in 0..2 {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            4000,
+            40 + rank,
+        );
+    }
+    let traces = dir.path().join("traces");
+    let out = tracesql(&[
+        "convert",
+        archive.to_str().unwrap(),
+        "--output",
+        traces.to_str().unwrap(),
+        "--max-size",
+        "1MB",
+        "-j",
+        "1",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for rank in 0..2 {
+        let listing = traces.join(format!("rank={rank}/window_id=000001.parts.json"));
+        let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
+        let parts = index["parts"].as_array().unwrap();
+        assert!(
+            parts.len() >= 2,
+            "{}: {} parts",
+            listing.display(),
+            parts.len()
+        );
+        for part in parts {
+            let file = listing.with_file_name(part["file"].as_str().unwrap());
+            assert!(uncompressed_len(&file) <= 1_000_000, "{}", file.display());
+            assert!(!load(&file)["traceEvents"].as_array().unwrap().is_empty());
+        }
+        assert!(
+            !traces
+                .join(format!("rank={rank}/window_id=000001.json.gz"))
+                .exists(),
+            "a split trace is written as parts only"
         );
     }
 }
