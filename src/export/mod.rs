@@ -221,8 +221,9 @@ impl EncodedWindow {
 }
 
 /// The window at `dir` as `filter` narrows it, encoded into segments beside `output`
-/// (uncompressed and marked for a split when `index`); `remap_for` says, from the CPU trace's base, how a merged trace renames the window's
-/// events (None: as they are).
+/// (marked, and cut into blocks when gzipped, for a split when `index`); `remap_for` says,
+/// from the CPU trace's base, how a merged trace renames the window's events (None: as
+/// they are).
 pub(crate) async fn encode_window(
     dir: &Path,
     filter: &RowFilter,
@@ -254,7 +255,7 @@ pub(crate) async fn encode_window(
     };
     let sink = SegmentSink {
         dir: out_dir,
-        gzip: !index && output.extension().is_some_and(|e| e == "gz"),
+        gzip: output.extension().is_some_and(|e| e == "gz"),
         remap: remap_for(doc.base_ns)?,
         index,
     };

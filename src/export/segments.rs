@@ -18,7 +18,7 @@ use futures::StreamExt;
 use tokio::task::JoinHandle;
 
 use crate::error::Error;
-use crate::file::gzip::{self, Checksum, Piece};
+use crate::file::gzip::{self, Block, Checksum, Piece};
 use crate::sink::chrome::{ChromeWriter, Frame, Mark, Span};
 use crate::Result;
 
@@ -30,8 +30,8 @@ pub(crate) struct SegmentSink {
     pub gzip: bool,
     /// the window's renaming in a merged trace (None: events as they are)
     pub remap: Option<std::sync::Arc<crate::sink::chrome::Remap>>,
-    /// mark every event for a split export ([`crate::export::split`]); the stretches are
-    /// then kept uncompressed (`gzip` false), the split compresses its parts
+    /// mark every event for a split export ([`crate::export::split`]); gzipped stretches
+    /// are then cut into blocks that inflate alone, which the split copies into its parts
     pub index: bool,
 }
 
@@ -50,18 +50,25 @@ pub(crate) struct Segment {
     pub span: Option<Span>,
     /// its bytes before compression
     pub bytes: u64,
-    /// its events' marks, offsets in `file` (when the sink indexes, else empty)
+    /// its events' marks, offsets in its bytes before compression (when the sink indexes,
+    /// else empty)
     pub marks: Vec<Mark>,
+    /// its blocks, in order, when the sink indexes and gzips (else empty): each ends where
+    /// an event ends
+    pub blocks: Vec<Block>,
 }
 
 impl SegmentSink {
     /// A writer of one stretch.
     pub fn writer(&self) -> Result<ChromeWriter<SegmentOut>> {
         let file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        let out = if self.gzip {
-            SegmentOut::Gzip(Box::new(Piece::new(file, Compression::fast())))
-        } else {
-            SegmentOut::Plain(file)
+        let out = match (self.gzip, self.index) {
+            (true, false) => SegmentOut::Gzip(Box::new(Piece::new(file, Compression::fast()))),
+            (true, true) => SegmentOut::Blocks {
+                piece: Box::new(Piece::new(file, Compression::fast())),
+                blocks: Vec::new(),
+            },
+            (false, _) => SegmentOut::Plain(file),
         };
         Ok(ChromeWriter::segment(out)
             .with_remap(self.remap.clone())
@@ -72,9 +79,16 @@ impl SegmentSink {
     pub fn finish(&self, mut writer: ChromeWriter<SegmentOut>) -> Result<Segment> {
         let (events, span, bytes) = (writer.events(), writer.span(), writer.bytes());
         let marks = writer.take_marks();
-        let (file, sum) = match writer.finish_segment()? {
-            SegmentOut::Plain(file) => (file, Checksum::default()),
-            SegmentOut::Gzip(piece) => piece.finish().map_err(Error::Write)?,
+        let (file, sum, blocks) = match writer.finish_segment()? {
+            SegmentOut::Plain(file) => (file, Checksum::default(), Vec::new()),
+            SegmentOut::Gzip(piece) => {
+                let (file, sum) = piece.finish().map_err(Error::Write)?;
+                (file, sum, Vec::new())
+            }
+            SegmentOut::Blocks { piece, blocks } => {
+                let (file, sum) = piece.finish().map_err(Error::Write)?;
+                (file, sum, blocks)
+            }
         };
         Ok(Segment {
             file,
@@ -83,6 +97,7 @@ impl SegmentSink {
             span,
             bytes,
             marks,
+            blocks,
         })
     }
 
@@ -98,23 +113,40 @@ impl SegmentSink {
     pub fn concat(&self, segments: Vec<Segment>) -> Result<Segment> {
         let mut file = tempfile::tempfile_in(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
         let io = |e| Error::io(&self.dir, e);
-        let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
         let (mut sum, mut events, mut span) = (Checksum::default(), 0, None);
-        let (mut bytes, mut marks) = (0, Vec::new());
+        let (mut bytes, mut marks, mut blocks) = (0, Vec::new(), Vec::new());
+        // where the next compressed byte goes
+        let mut z = 0;
         for mut segment in segments.into_iter().filter(|s| s.events > 0) {
             if events > 0 {
+                // a piece of its own, so a block of its own too
+                let (comma, comma_sum) = self.piece(Frame::SEPARATOR);
                 file.write_all(&comma).map_err(io)?;
                 sum.then(&comma_sum);
+                let (raw, zs) = (bytes..bytes + 1, z..z + comma.len() as u64);
+                if self.gzip && self.index {
+                    blocks.push(Block {
+                        raw,
+                        z: zs,
+                        sum: comma_sum,
+                    });
+                }
                 bytes += Frame::SEPARATOR.len() as u64;
+                z += comma.len() as u64;
             }
             let at = bytes;
             marks.extend(segment.marks.iter().map(|m| Mark {
                 start: at + m.start,
                 ..*m
             }));
+            blocks.extend(segment.blocks.into_iter().map(|b| Block {
+                raw: at + b.raw.start..at + b.raw.end,
+                z: z + b.z.start..z + b.z.end,
+                sum: b.sum,
+            }));
             bytes += segment.bytes;
             segment.file.seek(SeekFrom::Start(0)).map_err(io)?;
-            std::io::copy(&mut segment.file, &mut file).map_err(io)?;
+            z += std::io::copy(&mut segment.file, &mut file).map_err(io)?;
             sum.then(&segment.sum);
             events += segment.events;
             span = Span::merge(span, segment.span);
@@ -126,6 +158,7 @@ impl SegmentSink {
             span,
             bytes,
             marks,
+            blocks,
         })
     }
 
@@ -172,6 +205,11 @@ impl SegmentSink {
 pub(crate) enum SegmentOut {
     Plain(File),
     Gzip(Box<Piece<File>>),
+    /// gzipped, each write a block of its own: the writer writes whole events at a time
+    Blocks {
+        piece: Box<Piece<File>>,
+        blocks: Vec<Block>,
+    },
 }
 
 impl Write for SegmentOut {
@@ -179,13 +217,18 @@ impl Write for SegmentOut {
         match self {
             SegmentOut::Plain(f) => f.write(buf),
             SegmentOut::Gzip(g) => g.write(buf),
+            SegmentOut::Blocks { piece, blocks } => {
+                piece.write_all(buf)?;
+                blocks.push(piece.end_block()?);
+                Ok(buf.len())
+            }
         }
     }
 
     fn flush(&mut self) -> std::io::Result<()> {
         match self {
             SegmentOut::Plain(f) => f.flush(),
-            SegmentOut::Gzip(g) => g.flush(),
+            SegmentOut::Gzip(g) | SegmentOut::Blocks { piece: g, .. } => g.flush(),
         }
     }
 }

@@ -6,11 +6,13 @@
 //! and counted. Beside the parts, `NAME.parts.json` lists each part's file, time range,
 //! events and bytes.
 //!
-//! In: the document's segments as the export encoded them, uncompressed, with each
-//! event's mark (where its bytes are, its `ts`, metadata or flow: [`crate::sink::chrome::index`]);
-//! no JSON is parsed here. The cut points come from the marks, then one pass, on every core,
-//! copies each segment's byte ranges into per-(segment, part) pieces, compressed when
-//! gzipped, and each part is joined from its pieces (one gzip member per part:
+//! In: the document's segments as the export encoded them, with each event's mark (where
+//! its bytes are, its `ts`, metadata or flow: [`crate::sink::chrome::index`]); no JSON is
+//! parsed here. The cut points come from the marks, then one pass, on every core, copies
+//! each segment's byte ranges into per-(segment, part) pieces, and each part is joined from
+//! its pieces. Gzipped segments come compressed, in blocks that each inflate alone: a block
+//! that falls whole into a part is copied as it is, and only the blocks that a part
+//! boundary cuts are inflated and compressed again (one gzip member per part:
 //! [`crate::file::gzip`]).
 //! Out: `NAME.part001.json[.gz]`, ... and `NAME.parts.json`, each written atomically.
 
@@ -25,7 +27,7 @@ use flate2::Compression;
 
 use super::segments::Segment;
 use crate::error::Error;
-use crate::file::gzip::{self, Checksum, Piece};
+use crate::file::gzip::{self, Block, Checksum, Piece};
 use crate::file::AtomicFile;
 use crate::sink::chrome::{Frame, Place};
 use crate::Result;
@@ -212,16 +214,10 @@ pub(crate) fn write_parts(
     }
     let written = {
         let targets: Vec<&File> = files.iter_mut().map(|f| &*f.file()).collect();
-        copy_units(&units, &segments, |i| match gzip {
-            true => {
-                let piece = tempfile::tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
-                Ok(UnitOut::Gzip(Piece::new(piece, Compression::fast())))
-            }
-            false => Ok(UnitOut::Plain {
-                file: targets[units[i].part],
-                at: offsets[i],
-            }),
-        })?
+        let places: Vec<(&File, u64)> = (units.iter().zip(&offsets))
+            .map(|(unit, at)| (targets[unit.part], *at))
+            .collect();
+        copy_units(&units, &segments, (!gzip).then_some(&places[..]), &dir)?
     };
     drop(segments);
 
@@ -340,43 +336,23 @@ impl Unit {
     }
 }
 
-/// Where a unit's bytes go: its place in a plain part, or a gzip piece of its own.
-enum UnitOut<'f> {
-    Plain { file: &'f File, at: u64 },
-    Gzip(Piece<File>),
-}
-
-impl Write for UnitOut<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            UnitOut::Plain { file, at } => {
-                file.write_all_at(buf, *at)?;
-                *at += buf.len() as u64;
-                Ok(buf.len())
-            }
-            UnitOut::Gzip(piece) => piece.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 /// A finished gzip piece (None for a unit written in place).
 type Written = Option<(File, Checksum)>;
 
-/// Copy every unit's runs into the writer `out_of` gives it, the largest units first, on
-/// every core: the pieces, in the units' order.
-fn copy_units<'f>(
+/// Copy every unit's runs, the largest units first, on every core: into its place in its
+/// plain part (`plain`: each unit's part file and offset in it), or else into a gzip piece
+/// of its own in `dir`. The pieces, in the units' order.
+fn copy_units(
     units: &[Unit],
     segments: &[Segment],
-    out_of: impl Fn(usize) -> Result<UnitOut<'f>> + Sync,
+    plain: Option<&[(&File, u64)]>,
+    dir: &Path,
 ) -> Result<Vec<Written>> {
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|i| std::cmp::Reverse(units[*i].bytes()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let taken = AtomicUsize::new(0);
+    let recompressed = std::sync::atomic::AtomicU64::new(0);
     let work = |_| -> Result<Vec<(usize, Written)>> {
         let mut done = Vec::new();
         let mut window = Window::default();
@@ -386,27 +362,20 @@ fn copy_units<'f>(
             };
             let unit = &units[i];
             let segment = &segments[unit.segment];
-            let mut out = BufWriter::with_capacity(1 << 20, out_of(i)?);
-            window.clear();
-            for (r, (start, end)) in unit.runs.iter().enumerate() {
-                if r > 0 {
-                    out.write_all(Frame::SEPARATOR).map_err(Error::Write)?;
+            let written = match plain {
+                Some(places) => {
+                    let (file, at) = places[i];
+                    copy_plain(unit, segment, file, at, &mut window)?;
+                    None
                 }
-                let mut at = *start;
-                while at < *end {
-                    let bytes = window.at(&segment.file, segment.bytes, at, *end)?;
-                    out.write_all(bytes).map_err(Error::Write)?;
-                    at += bytes.len() as u64;
+                None => {
+                    let piece = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
+                    let (piece, sum, again) = copy_blocks(unit, segment, piece)?;
+                    recompressed.fetch_add(again, Ordering::Relaxed);
+                    Some((piece, sum))
                 }
-            }
-            let out = out.into_inner().map_err(|e| Error::Write(e.into_error()))?;
-            done.push((
-                i,
-                match out {
-                    UnitOut::Plain { .. } => None,
-                    UnitOut::Gzip(piece) => Some(piece.finish().map_err(Error::Write)?),
-                },
-            ));
+            };
+            done.push((i, written));
         }
     };
     let mut written: Vec<Option<Written>> = (0..units.len()).map(|_| None).collect();
@@ -415,7 +384,136 @@ fn copy_units<'f>(
             written[i] = Some(piece);
         }
     }
+    if plain.is_none() {
+        let total: u64 = segments.iter().map(|s| s.bytes).sum();
+        let again = recompressed.into_inner();
+        crate::profile::note(&format!(
+            "split: {again} of {total} bytes compressed again, in the blocks the cuts fall in"
+        ));
+    }
     Ok(written.into_iter().map(Option::flatten).collect())
+}
+
+/// A unit's runs written at `at` of the plain part `file`.
+fn copy_plain(
+    unit: &Unit,
+    segment: &Segment,
+    file: &File,
+    mut at: u64,
+    window: &mut Window,
+) -> Result<()> {
+    window.clear();
+    let mut put = |bytes: &[u8]| -> Result<()> {
+        file.write_all_at(bytes, at).map_err(Error::Write)?;
+        at += bytes.len() as u64;
+        Ok(())
+    };
+    for (r, (start, end)) in unit.runs.iter().enumerate() {
+        if r > 0 {
+            put(Frame::SEPARATOR)?;
+        }
+        let mut from = *start;
+        while from < *end {
+            let bytes = window.at(&segment.file, segment.bytes, from, *end)?;
+            let len = bytes.len() as u64;
+            put(bytes)?;
+            from += len;
+        }
+    }
+    Ok(())
+}
+
+/// A unit's runs as one gzip piece in `out`, made of its segment's blocks: a block the
+/// runs cover whole is copied compressed; the bytes of a block they cover in part are
+/// inflated and compressed again. The piece, its checksum, and the bytes compressed again.
+fn copy_blocks(unit: &Unit, segment: &Segment, out: File) -> Result<(File, Checksum, u64)> {
+    let mut out = PieceOut {
+        out: BufWriter::with_capacity(1 << 20, out),
+        sum: Checksum::default(),
+        fresh: None,
+    };
+    let mut again = 0;
+    let mut inflated: Option<(usize, Vec<u8>)> = None;
+    let mut z = Vec::new();
+    let read = |block: &Block, z: &mut Vec<u8>| -> Result<()> {
+        z.resize((block.z.end - block.z.start) as usize, 0);
+        (segment.file.read_exact_at(z, block.z.start)).map_err(Error::Write)
+    };
+    let blocks = &segment.blocks;
+    for (r, &(start, end)) in unit.runs.iter().enumerate() {
+        if r > 0 {
+            out.compress(Frame::SEPARATOR)?;
+        }
+        let mut b = blocks.partition_point(|block| block.raw.end <= start);
+        let mut at = start;
+        while at < end {
+            let block = blocks.get(b).ok_or_else(|| {
+                Error::Internal(format!("splitting: no block holds byte {at} of a segment"))
+            })?;
+            let to = end.min(block.raw.end);
+            if at == block.raw.start && to == block.raw.end {
+                read(block, &mut z)?;
+                out.copy(&z, &block.sum)?;
+            } else {
+                if inflated.as_ref().is_none_or(|(k, _)| *k != b) {
+                    read(block, &mut z)?;
+                    let len = (block.raw.end - block.raw.start) as usize;
+                    let raw = gzip::inflate_block(&z, len).map_err(Error::Write)?;
+                    inflated = Some((b, raw));
+                }
+                let raw = &inflated.as_ref().expect("inflated above").1;
+                out.compress(
+                    &raw[(at - block.raw.start) as usize..(to - block.raw.start) as usize],
+                )?;
+                again += to - at;
+            }
+            at = to;
+            b += 1;
+        }
+    }
+    let (out, sum) = out.finish()?;
+    Ok((out, sum, again))
+}
+
+/// A gzip piece made of compressed blocks copied as they are and bytes compressed here.
+struct PieceOut {
+    out: BufWriter<File>,
+    sum: Checksum,
+    /// the bytes being compressed since the last block copied, as a piece of their own
+    fresh: Option<Piece<Vec<u8>>>,
+}
+
+impl PieceOut {
+    fn compress(&mut self, bytes: &[u8]) -> Result<()> {
+        let fresh = (self.fresh).get_or_insert_with(|| Piece::new(Vec::new(), Compression::fast()));
+        fresh.write_all(bytes).map_err(Error::Write)
+    }
+
+    /// Append a block's compressed bytes `z`, whose uncompressed bytes have checksum `sum`.
+    fn copy(&mut self, z: &[u8], sum: &Checksum) -> Result<()> {
+        self.end_fresh()?;
+        self.out.write_all(z).map_err(Error::Write)?;
+        self.sum.then(sum);
+        Ok(())
+    }
+
+    fn end_fresh(&mut self) -> Result<()> {
+        if let Some(piece) = self.fresh.take() {
+            let (bytes, sum) = piece.finish().map_err(Error::Write)?;
+            self.out.write_all(&bytes).map_err(Error::Write)?;
+            self.sum.then(&sum);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(File, Checksum)> {
+        self.end_fresh()?;
+        let out = self
+            .out
+            .into_inner()
+            .map_err(|e| Error::Write(e.into_error()))?;
+        Ok((out, self.sum))
+    }
 }
 
 /// A stretch of a segment's file read ahead: units read their runs through it, so that
@@ -544,6 +642,61 @@ mod tests {
             part_path(Path::new("t.pftrace"), 11),
             PathBuf::from("t.part012.pftrace")
         );
+    }
+
+    #[test]
+    fn a_units_gzip_piece_holds_its_runs_and_copies_the_blocks_they_cover_whole() {
+        use std::io::Read;
+        let dir = tempfile::tempdir().unwrap();
+        let sink = super::super::segments::SegmentSink {
+            dir: dir.path().to_path_buf(),
+            gzip: true,
+            remap: None,
+            index: true,
+        };
+        let mut writer = sink.writer().unwrap();
+        let events: Vec<String> = (0..20_000)
+            .map(|i| {
+                format!(
+                    r#"{{"ph":"X","ts":{i},"dur":1,"name":"kernel {}"}}"#,
+                    i % 97
+                )
+            })
+            .collect();
+        for e in &events {
+            writer.write_raw(e).unwrap();
+        }
+        let segment = sink.finish(writer).unwrap();
+        assert!(segment.blocks.len() > 4, "{} blocks", segment.blocks.len());
+        let m = &segment.marks;
+        let end = |i: usize| m[i].start + u64::from(m[i].len);
+        // events 100..12000 and 15000..15010: runs of a part cut inside blocks
+        let unit = Unit {
+            part: 0,
+            segment: 0,
+            runs: vec![(m[100].start, end(11_999)), (m[15_000].start, end(15_009))],
+        };
+        let (mut piece, sum, again) =
+            copy_blocks(&unit, &segment, tempfile::tempfile().unwrap()).unwrap();
+        let mut gz = gzip::HEADER.to_vec();
+        piece.seek(SeekFrom::Start(0)).unwrap();
+        piece.read_to_end(&mut gz).unwrap();
+        gz.extend_from_slice(&gzip::trailer(&sum));
+        let mut text = String::new();
+        (flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut text)).unwrap();
+        let want = [
+            events[100..12_000].join(","),
+            events[15_000..15_010].join(","),
+        ]
+        .join(",");
+        assert_eq!(text, want);
+        // only the blocks holding a run's ends are compressed again
+        let block = segment.blocks[1].raw.end - segment.blocks[1].raw.start;
+        assert!(
+            again < 4 * block,
+            "{again} bytes compressed again, blocks of {block}"
+        );
+        assert!(again > 0);
     }
 
     #[test]

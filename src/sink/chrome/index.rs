@@ -11,6 +11,11 @@ use serde_json::value::RawValue;
 use crate::error::Error;
 use crate::Result;
 
+/// The bytes of whole events an indexed writer hands its output at a time: a gzipped
+/// segment is compressed in blocks of this size that each inflate alone, and a split
+/// compresses again only the blocks its cuts fall in.
+pub const BLOCK: usize = 128 << 10;
+
 /// One event as written: its bytes `start..start + len` in the writer's output (before any
 /// compression, without the separator before it), its `ts` (0 when absent) and its place.
 #[derive(Clone, Copy, Debug, PartialEq)]

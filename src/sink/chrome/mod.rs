@@ -61,6 +61,8 @@ pub struct ChromeWriter<W: Write> {
     remap: Option<std::sync::Arc<Remap>>,
     /// each event's mark, when a split export asked for them ([`ChromeWriter::with_index`])
     marks: Option<Vec<Mark>>,
+    /// `buf` is handed to `out` when it holds this many bytes
+    flush_at: usize,
 }
 
 /// The extent of duration events, in their own unit (µs), as the reference measures it:
@@ -129,13 +131,18 @@ impl<W: Write> ChromeWriter<W> {
             flushed: 0,
             remap: None,
             marks: None,
+            flush_at: FLUSH_AT,
         }
     }
 
     /// Note where each event written from now on is, and what a split needs to place it
-    /// ([`ChromeWriter::take_marks`]).
+    /// ([`ChromeWriter::take_marks`]); the output then takes whole events, a block
+    /// ([`index::BLOCK`]) at a time.
     pub fn with_index(mut self, index: bool) -> Self {
         self.marks = index.then(Vec::new);
+        if index {
+            self.flush_at = index::BLOCK;
+        }
         self
     }
 
@@ -342,7 +349,7 @@ impl<W: Write> ChromeWriter<W> {
     }
 
     fn maybe_flush(&mut self) -> Result<()> {
-        if self.buf.len() >= FLUSH_AT {
+        if self.buf.len() >= self.flush_at {
             self.flush_buf()?;
         }
         Ok(())
