@@ -2,6 +2,8 @@
 //! decided (tracks, interned tables, slices, render stages, counter samples). Out: a gzip
 //! stream of `Trace.packet` records, written packet by packet (a `Trace` is the
 //! concatenation of `0x0A, varint length, TracePacket`), so nothing waits for the whole file.
+//! A merged trace is several windows' packets in one writer, each window's values renamed
+//! and shifted by the packet builders as they encode them ([`PacketRemap`]).
 
 mod packets;
 pub mod proto;
