@@ -131,7 +131,20 @@ impl PacketRemap {
 
 #[cfg(test)]
 mod tests {
+    use super::super::packets::*;
+    use super::super::proto::TracePacket;
+    use super::super::wire::Wire;
     use super::*;
+    use prost::Message;
+
+    /// `body` encoded by the wire writer, decoded by prost (which writes the same bytes).
+    fn decoded(body: impl FnOnce(&mut Wire)) -> TracePacket {
+        let mut w = Wire::default();
+        body(&mut w);
+        let packet = TracePacket::decode(&w.buf[..]).expect("a TracePacket");
+        assert_eq!(packet.encode_to_vec(), w.buf, "prost writes the same bytes");
+        packet
+    }
 
     #[test]
     fn none_changes_nothing() {
@@ -164,5 +177,122 @@ mod tests {
             merged_pid(MAX_WINDOWS as u32 - 1, 0x7FFF_FFFF)
         );
         assert!(PacketRemap::window(MAX_WINDOWS as u32, String::new(), 0).is_err());
+    }
+
+    /// Every value docs/export-merge.md renames, as each builder writes it for window 2.
+    #[test]
+    fn a_merged_windows_builders_write_its_values_renamed_and_shifted() {
+        let r = PacketRemap::window(2, "rank 2 · ".into(), -1000).unwrap();
+        let (sequence, mask) = (2 * (1 << 16) + 1, 3u64.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        let pid = |p: i64| (3 << 24) + p;
+        let event = |id: u64| (2 << 42) + id;
+        let slice = Slice {
+            ts: 5000,
+            track_uuid: 4,
+            name_iid: 1,
+            gpu_correlation: &[7],
+            ..Default::default()
+        };
+        let begin = decoded(|p| slice_begin(p, &slice, &r));
+        let e = begin.track_event.unwrap();
+        assert_eq!(
+            (begin.timestamp, begin.trusted_packet_sequence_id),
+            (Some(4000), Some(sequence))
+        );
+        assert_eq!(e.track_uuid, Some(4 ^ mask));
+        assert_eq!(
+            e.gpu_correlation.unwrap().render_stage_submission_event_ids,
+            [event(7)]
+        );
+        let end = decoded(|p| slice_end(p, 6000, 4, &r));
+        assert_eq!(
+            (end.timestamp, end.track_event.unwrap().track_uuid),
+            (Some(5000), Some(4 ^ mask))
+        );
+        let stage = RenderStage {
+            ts: 5000,
+            event_id: 9,
+            gpu_id: 1,
+            waits: &[3],
+            ..Default::default()
+        };
+        let packet = decoded(|p| render_stage(p, &stage, &r));
+        let g = packet.gpu_render_stage_event.unwrap();
+        assert_eq!(
+            (packet.timestamp, packet.trusted_packet_sequence_id),
+            (Some(4000), Some(sequence))
+        );
+        assert_eq!(
+            (g.event_id, g.event_wait_ids, g.gpu_id),
+            (Some(event(9)), vec![event(3)], Some(201))
+        );
+        let counter = decoded(|p| counter_sample(p, 5000, 1, 0, 1.0, true, &r));
+        assert_eq!(
+            (counter.timestamp, counter.trusted_packet_sequence_id),
+            (Some(4000), Some(sequence))
+        );
+        let clock = clock_snapshot(5000, &r);
+        assert_eq!(clock.timestamp, Some(4000));
+        assert!(clock
+            .clock_snapshot
+            .unwrap()
+            .clocks
+            .iter()
+            .all(|c| c.timestamp == Some(4000)));
+        let process = Track {
+            uuid: 1,
+            parent: 0,
+            is_process: true,
+            pid: 17,
+            tid: 0,
+            name: "python".into(),
+        };
+        let d = track_descriptor(&process, &r).track_descriptor.unwrap();
+        assert_eq!((d.uuid, d.parent_uuid), (Some(1 ^ mask), None));
+        let p = d.process.unwrap();
+        assert_eq!(
+            (p.pid, p.process_name.as_deref()),
+            (Some(pid(17) as i32), Some("rank 2 · python"))
+        );
+        let thread = Track {
+            uuid: 2,
+            parent: 1,
+            is_process: false,
+            pid: 17,
+            tid: 18,
+            name: "thread 18".into(),
+        };
+        let d = track_descriptor(&thread, &r).track_descriptor.unwrap();
+        assert_eq!((d.uuid, d.parent_uuid), (Some(2 ^ mask), Some(1 ^ mask)));
+        let t = d.thread.unwrap();
+        assert_eq!(
+            (t.pid, t.tid, t.thread_name.as_deref()),
+            (Some(pid(17) as i32), Some(pid(18)), Some("thread 18"))
+        );
+        let tables = Interned {
+            counter_descriptors: vec![CounterDescriptor { iid: 1, gpu_id: 1 }],
+            counter_specs: vec![(0, "sm active".into())],
+            event_names: vec!["kernel".into()],
+            gpu_specs: vec![(1, "Kernel".into(), 2)],
+            graphics_pid: Some(17),
+            ..Default::default()
+        };
+        let packet = interned(&tables, &r);
+        assert_eq!(packet.trusted_packet_sequence_id, Some(sequence));
+        let i = packet.interned_data.unwrap();
+        let d = &i.gpu_counter_descriptors[0];
+        assert_eq!(d.gpu_id, Some(201));
+        let spec = &d.counter_descriptor.as_ref().unwrap().specs[0];
+        assert_eq!(spec.name.as_deref(), Some("rank 2 · sm active"));
+        assert_eq!(
+            i.gpu_specifications[0].name.as_deref(),
+            Some("rank 2 · Kernel")
+        );
+        assert_eq!(
+            i.event_names[0].name.as_deref(),
+            Some("kernel"),
+            "event names stay"
+        );
+        assert_eq!(i.graphics_contexts[0].pid, Some(pid(17) as i32));
     }
 }
