@@ -455,15 +455,13 @@ fn read_packets(path: &Path, mut each: impl FnMut(u32, &[u8]) -> Result<()>) -> 
     let bad = |what: &str| Error::Internal(format!("{}: {what}", path.display()));
     let mut buf = Vec::new();
     for i in 0u32.. {
-        let Some(key) =
-            super::merge_pftrace::read_varint(&mut input).map_err(|e| Error::io(path, e))?
-        else {
+        let Some(key) = read_varint(&mut input).map_err(|e| Error::io(path, e))? else {
             return Ok(());
         };
         if key != (1 << 3 | 2) {
             return Err(bad("not a Trace of packets"));
         }
-        let len = super::merge_pftrace::read_varint(&mut input)
+        let len = read_varint(&mut input)
             .map_err(|e| Error::io(path, e))?
             .ok_or_else(|| bad("truncated"))?;
         buf.resize(len as usize, 0);
@@ -471,6 +469,28 @@ fn read_packets(path: &Path, mut each: impl FnMut(u32, &[u8]) -> Result<()>) -> 
         each(i, &buf)?;
     }
     Err(bad("more than 2^32 packets"))
+}
+
+/// A varint; None at the end of the input (before its first byte).
+fn read_varint(input: &mut impl Read) -> std::io::Result<Option<u64>> {
+    let (mut value, mut shift) = (0u64, 0);
+    loop {
+        let mut byte = [0u8];
+        if input.read(&mut byte)? == 0 {
+            return match shift {
+                0 => Ok(None),
+                _ => Err(std::io::ErrorKind::UnexpectedEof.into()),
+            };
+        }
+        value |= u64::from(byte[0] & 0x7f) << shift;
+        if byte[0] & 0x80 == 0 {
+            return Ok(Some(value));
+        }
+        shift += 7;
+        if shift > 63 {
+            return Err(std::io::ErrorKind::InvalidData.into());
+        }
+    }
 }
 
 #[cfg(test)]

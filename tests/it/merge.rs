@@ -470,7 +470,7 @@ async fn where_over_partition_columns_picks_the_windows_to_merge() {
 }
 
 /// A single export's packet as the merged trace holds it for window `ordinal` (the
-/// renaming `src/export/merge_pftrace.rs` documents, written out again here).
+/// renaming `src/sink/perfetto/remap.rs` documents, written out again here).
 fn renamed(
     mut p: tracesql::sink::perfetto::proto::TracePacket,
     ordinal: i64,

@@ -2,7 +2,7 @@
 //! a complete trace under budget, their union the whole minus the flows cut), a `.pftrace`
 //! cut into parts (each decodes, with Perfetto's own classes too, passes the structural
 //! checks of `perfetto.rs`, is under budget, and the parts' events are the whole trace's
-//! minus the links cut), and a merged Chrome trace cut into parts.
+//! minus the links cut), and merged traces (Chrome, `.pftrace`) cut into parts.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -256,6 +256,88 @@ fn a_merged_chrome_trace_splits_into_parts_holding_every_window() {
             "no event of rank {rank}"
         );
     }
+}
+
+#[test]
+fn a_merged_pftrace_splits_into_parts_holding_every_windows_packets() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("ranks");
+    for rank in 0..2 {
+        synth(
+            &archive.join(format!("rank={rank}/window_id=000001")),
+            3000,
+            60 + rank,
+        );
+    }
+    let export = |output: &Path, max_size: Option<&str>| {
+        let mut args = vec![
+            "export",
+            "-w",
+            archive.to_str().unwrap(),
+            "-o",
+            output.to_str().unwrap(),
+        ];
+        args.extend(max_size.iter().flat_map(|m| ["--max-size", m]));
+        let out = tracesql(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let whole = dir.path().join("whole.pftrace");
+    export(&whole, None);
+    let whole_bytes = gunzip(&whole);
+    let all = decode(&whole_bytes);
+    let (headers, events): (Vec<&TracePacket>, Vec<&TracePacket>) =
+        all.iter().partition(|p| !is_event(p));
+    // each window on a sequence of its own
+    let sequences = |packets: &[&TracePacket]| {
+        let mut s: Vec<u32> = (packets.iter())
+            .filter_map(|p| p.trusted_packet_sequence_id)
+            .collect();
+        s.sort();
+        s.dedup();
+        s
+    };
+    assert_eq!(sequences(&events), [1, (1 << 16) + 1]);
+    let budget = whole_bytes.len() as u64 / 3;
+    let output = dir.path().join("split.pftrace");
+    export(&output, Some(&budget.to_string()));
+    let listing = dir.path().join("split.pftrace.parts.json");
+    let index: Value = serde_json::from_slice(&std::fs::read(&listing).unwrap()).unwrap();
+    let parts = index["parts"].as_array().unwrap();
+    assert!(parts.len() >= 3, "{} parts under a third", parts.len());
+    let (mut union, mut kept_links) = (Vec::new(), 0);
+    for part in parts {
+        let file = dir.path().join(part["file"].as_str().unwrap());
+        let bytes = gunzip(&file);
+        assert!(bytes.len() as u64 <= budget, "{}", file.display());
+        let packets = decode(&bytes);
+        // the merge record, and every window's clock, tracks and interned data, in order
+        let theirs: Vec<&TracePacket> = packets.iter().filter(|p| !is_event(p)).collect();
+        assert_eq!(theirs, headers, "{}: its header packets", file.display());
+        let mine: Vec<&TracePacket> = packets.iter().filter(|p| is_event(p)).collect();
+        assert_eq!(mine.len() as u64, part["events"].as_u64().unwrap());
+        for p in mine {
+            let (links, bytes) = unlinked(p);
+            kept_links += links;
+            union.push(bytes);
+        }
+    }
+    let mut whole_links = 0;
+    let mut want: Vec<Vec<u8>> = (events.iter())
+        .map(|p| {
+            let (links, bytes) = unlinked(p);
+            whole_links += links;
+            bytes
+        })
+        .collect();
+    want.sort();
+    union.sort();
+    assert!(union == want, "the parts' events differ from the whole's");
+    let cut = index["cut_flows"].as_u64().unwrap();
+    assert_eq!(whole_links - kept_links, cut as usize);
 }
 
 /// The events of the Chrome trace at `path`, metadata (`M`) and the others apart, as

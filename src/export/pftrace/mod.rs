@@ -10,6 +10,10 @@
 //! so are the render stages' narrow rows (`_pftrace_render_row`: ids, times, lanes, read by
 //! seven plans); render stages (joined with their other columns, read again) and counters
 //! stream from their plans.
+//!
+//! [`write_window`] writes the packets into a writer it is given, renamed by a
+//! [`PacketRemap`]: [`PacketRemap::NONE`] for a trace of its own ([`export_pftrace`]), a
+//! window's place for a merged trace (`merge_pftrace.rs`, every window into one writer).
 
 mod columns;
 mod cpu;
@@ -28,7 +32,7 @@ use super::session::{ExportSession, TraceBase};
 use super::{manifest, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::perfetto::{self, Interned, PftraceWriter};
+use crate::sink::perfetto::{self, Interned, PacketRemap, PftraceWriter};
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -63,6 +67,30 @@ pub async fn export_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
 }
 
 async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
+    let mut file = AtomicFile::create(&config.output)?;
+    // The writer's gzip thread owns a handle of its own on the temporary file.
+    let out = (file.file().try_clone()).map_err(|e| Error::io(&config.output, e))?;
+    let mut w = PftraceWriter::try_new(out, config.compression_level)?;
+    write_window(config, &mut w, &PacketRemap::NONE).await?;
+    let started = crate::profile::Clock::start();
+    let summary = ExportSummary {
+        events: w.packets(),
+        bytes: Some(w.uncompressed_bytes()),
+    };
+    w.finish().map_err(Error::Write)?;
+    file.commit()?;
+    started.report("finish");
+    Ok(summary)
+}
+
+/// The packets of the window at `config.window` (narrowed by `config.filter`), renamed and
+/// shifted by `remap`, written into `w` in the reference's order. The window's session and
+/// everything read from it are gone when this returns. `config.output` is not written.
+pub(crate) async fn write_window(
+    config: &PftraceConfig,
+    w: &mut PftraceWriter,
+    remap: &PacketRemap,
+) -> Result<()> {
     let mut profile = crate::profile::Clock::start();
     let (window, cpu_path, trace_text) = super::open_single_window(&config.window)?;
     let (doc, cpu_events) = crate::catalog::cpu_trace::read_cpu_trace(&trace_text, &cpu_path)?;
@@ -117,7 +145,7 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
         .flat_map(|b| b.column(0).as_string_view().iter().flatten())
         .collect();
     let cpu = cpu::cpu_slices(&cpu_events, base_ns, &mut tracks, &mut names, &mut interned);
-    let cpu_packets = slices::encode_group(&cpu, &interned)
+    let cpu_packets = slices::encode_group(&cpu, &interned, remap)
         .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
     drop(cpu_events);
@@ -156,47 +184,34 @@ async fn write_pftrace(config: &PftraceConfig) -> Result<ExportSummary> {
     profile.mark("extras");
 
     // Write.
-    let mut file = AtomicFile::create(&config.output)?;
-    let io = |e| Error::io(&config.output, e);
-    let packets = {
-        // The writer's gzip thread owns a handle of its own on the temporary file.
-        let out = file.file().try_clone().map_err(io)?;
-        let mut w = PftraceWriter::try_new(out, config.compression_level)?;
-        w.write(&perfetto::clock_snapshot(base_ns)).map_err(io)?;
-        for t in &tracks.tracks {
-            w.write(&perfetto::track_descriptor(t)).map_err(io)?;
-        }
-        if !interned.is_empty() {
-            w.write(&perfetto::interned(&interned)).map_err(io)?;
-        }
-        for buffer in cpu_packets {
-            w.append(buffer).map_err(io)?;
-        }
-        for group in &groups {
-            slices::write_group(&mut w, group, &interned).map_err(io)?;
-        }
-        drop(groups);
-        profile.mark("write slices");
-        render::write_render(ctx, &render, &extras, &mut w).await?;
-        for plan in ["pftrace_lane", "pftrace_render", "_pftrace_render_extra"] {
-            done(plan).await?;
-        }
-        profile.mark("write pftrace_render");
-        render::write_counters(ctx, &counters, &mut w).await?;
-        for plan in ["_pftrace_counter_source", "pftrace_counter_sample"] {
-            done(plan).await?;
-        }
-        profile.mark("write pftrace_counter_sample");
-        let packets = (w.packets(), w.uncompressed_bytes());
-        w.finish().map_err(io)?;
-        packets
-    };
-    file.commit()?;
-    profile.mark("finish");
-    Ok(ExportSummary {
-        events: packets.0,
-        bytes: Some(packets.1),
-    })
+    let io = Error::Write;
+    w.write(&perfetto::clock_snapshot(base_ns, remap))
+        .map_err(io)?;
+    for t in &tracks.tracks {
+        w.write(&perfetto::track_descriptor(t, remap)).map_err(io)?;
+    }
+    if !interned.is_empty() {
+        w.write(&perfetto::interned(&interned, remap)).map_err(io)?;
+    }
+    for buffer in cpu_packets {
+        w.append(buffer).map_err(io)?;
+    }
+    for group in &groups {
+        slices::write_group(w, group, &interned, remap).map_err(io)?;
+    }
+    drop(groups);
+    profile.mark("write slices");
+    render::write_render(ctx, &render, &extras, w, remap).await?;
+    for plan in ["pftrace_lane", "pftrace_render", "_pftrace_render_extra"] {
+        done(plan).await?;
+    }
+    profile.mark("write pftrace_render");
+    render::write_counters(ctx, &counters, w, remap).await?;
+    for plan in ["_pftrace_counter_source", "pftrace_counter_sample"] {
+        done(plan).await?;
+    }
+    profile.mark("write pftrace_counter_sample");
+    Ok(())
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

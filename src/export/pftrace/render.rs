@@ -16,7 +16,8 @@ use super::{collect, PftraceConfig};
 use crate::error::Error;
 use crate::export::session::ExportSession;
 use crate::sink::perfetto::{
-    self, CounterDescriptor, Interned, Names, Packets, PftraceWriter, RenderStage, StageSpread,
+    self, CounterDescriptor, Interned, Names, PacketRemap, Packets, PftraceWriter, RenderStage,
+    StageSpread,
 };
 use crate::Result;
 
@@ -208,12 +209,13 @@ fn check_extras(batch: &RecordBatch, narrow_width: usize) -> Result<()> {
     Ok(())
 }
 
-/// Stream pftrace_render into `w`, one GpuRenderStageEvent per row.
+/// Stream pftrace_render into `w`, one GpuRenderStageEvent per row, renamed by `remap`.
 pub async fn write_render(
     ctx: &SessionContext,
     tables: &RenderTables,
     extras: &[(&'static str, String)],
     w: &mut PftraceWriter,
+    remap: &PacketRemap,
 ) -> Result<()> {
     if !tables.present {
         return Ok(());
@@ -321,7 +323,7 @@ pub async fn write_render(
                     host_fn_addr: int(&host_fn_addr, i),
                 },
             };
-            w.packet(|p| perfetto::render_stage(p, &stage))
+            w.packet(|p| perfetto::render_stage(p, &stage, remap))
                 .map_err(Error::Write)?;
         }
     }
@@ -411,11 +413,13 @@ pub async fn prepare_counters(
     Ok(CounterTables { iid_of_gpu })
 }
 
-/// Stream pftrace_counter_sample into `w`, one GpuCounterEvent per sample.
+/// Stream pftrace_counter_sample into `w`, one GpuCounterEvent per sample, renamed by
+/// `remap`.
 pub async fn write_counters(
     ctx: &SessionContext,
     tables: &CounterTables,
     w: &mut PftraceWriter,
+    remap: &PacketRemap,
 ) -> Result<()> {
     let mut stream = ctx
         .sql("SELECT * FROM pftrace_counter_sample ORDER BY pos")
@@ -446,7 +450,7 @@ pub async fn write_counters(
                 value.value(i)
             };
             let (ts, gpu, id) = (int(&ts, i), tables.iid_of_gpu[&int(&dev, i)], int(&id, i));
-            w.packet(|p| perfetto::counter_sample(p, ts, gpu, id as u32, v, is_int))
+            w.packet(|p| perfetto::counter_sample(p, ts, gpu, id as u32, v, is_int, remap))
                 .map_err(Error::Write)?;
         }
     }

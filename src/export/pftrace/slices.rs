@@ -14,7 +14,7 @@ use futures::StreamExt;
 use super::collect;
 use super::columns::{self, int, ints, text, texts};
 use super::tracks::{Id, Tracks};
-use crate::sink::perfetto::{Interned, Names, PacketBuffer, Packets, Slice};
+use crate::sink::perfetto::{Interned, Names, PacketBuffer, PacketRemap, Packets, Slice};
 use crate::Result;
 
 /// One track-event slice.
@@ -327,15 +327,16 @@ pub(super) fn sync_slices<'a>(
     Ok((groups, stream_tracks))
 }
 
-/// The packets of `group`: every slice's BEGIN, then every END. A sync slice carries its
-/// kind (its name) as `cuda_sync_kind`.
+/// The packets of `group`: every slice's BEGIN, then every END, renamed by `remap`. A sync
+/// slice carries its kind (its name) as `cuda_sync_kind`.
 pub(super) fn write_group(
     w: &mut impl Packets,
     group: &[SliceRow],
     interned: &Interned,
+    remap: &PacketRemap,
 ) -> std::io::Result<()> {
-    write_begins(w, group, interned)?;
-    write_ends(w, group)
+    write_begins(w, group, interned, remap)?;
+    write_ends(w, group, remap)
 }
 
 /// [`write_group`] of a group given in stretches (the slices of all, in order), into
@@ -345,17 +346,18 @@ pub(super) fn write_group(
 pub(super) fn encode_group(
     stretches: &[Vec<SliceRow>],
     interned: &Interned,
+    remap: &PacketRemap,
 ) -> std::io::Result<Vec<PacketBuffer>> {
     let parts: Vec<&[SliceRow]> = stretches.iter().map(Vec::as_slice).collect();
     let mut buffers = crate::export::on_threads(parts, |rows| {
         let mut buffer = PacketBuffer::default();
-        write_begins(&mut buffer, rows, interned).map(|()| buffer)
+        write_begins(&mut buffer, rows, interned, remap).map(|()| buffer)
     })
     .into_iter()
     .collect::<std::io::Result<Vec<_>>>()?;
     let mut ends = PacketBuffer::default();
     for rows in stretches {
-        write_ends(&mut ends, rows)?;
+        write_ends(&mut ends, rows, remap)?;
     }
     buffers.push(ends);
     Ok(buffers)
@@ -365,6 +367,7 @@ fn write_begins(
     w: &mut impl Packets,
     group: &[SliceRow],
     interned: &Interned,
+    remap: &PacketRemap,
 ) -> std::io::Result<()> {
     let mut ints = Vec::with_capacity(7);
     for row in group {
@@ -388,14 +391,18 @@ fn write_begins(
             strs,
             json: row.json,
         };
-        w.packet(|p| crate::sink::perfetto::slice_begin(p, &slice))?;
+        w.packet(|p| crate::sink::perfetto::slice_begin(p, &slice, remap))?;
     }
     Ok(())
 }
 
-fn write_ends(w: &mut impl Packets, group: &[SliceRow]) -> std::io::Result<()> {
+fn write_ends(
+    w: &mut impl Packets,
+    group: &[SliceRow],
+    remap: &PacketRemap,
+) -> std::io::Result<()> {
     for row in group {
-        w.packet(|p| crate::sink::perfetto::slice_end(p, row.end, row.uuid))?;
+        w.packet(|p| crate::sink::perfetto::slice_end(p, row.end, row.uuid, remap))?;
     }
     Ok(())
 }

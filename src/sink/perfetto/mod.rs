@@ -2,9 +2,12 @@
 //! decided (tracks, interned tables, slices, render stages, counter samples). Out: a gzip
 //! stream of `Trace.packet` records, written packet by packet (a `Trace` is the
 //! concatenation of `0x0A, varint length, TracePacket`), so nothing waits for the whole file.
+//! A merged trace is several windows' packets in one writer, each window's values renamed
+//! and shifted by the packet builders as they encode them ([`PacketRemap`]).
 
 mod packets;
 pub mod proto;
+mod remap;
 mod spread;
 mod wire;
 
@@ -20,12 +23,14 @@ pub use packets::{
     clock_snapshot, counter_sample, interned, render_stage, slice_begin, slice_end,
     track_descriptor, CounterDescriptor, Interned, Names, RenderStage, Slice, Track,
 };
+pub use remap::{PacketRemap, GPU_STRIDE, MAX_WINDOWS, SEQUENCE_STRIDE};
 pub use spread::StageSpread;
 pub use wire::Wire;
 
 use crate::Result;
 
-/// The sequence id of every sequenced packet (the interning scope).
+/// The sequence id of every sequenced packet (the interning scope) of a window's trace (a
+/// merged trace puts each window on a sequence of its own: [`PacketRemap::sequence_id`]).
 pub const SEQUENCE_ID: u32 = 1;
 
 /// Encoded packets handed to the compressing thread at a time.
@@ -225,7 +230,7 @@ mod tests {
 
     fn write_packets(w: &mut PftraceWriter, n: u64) -> std::io::Result<()> {
         for i in 0..n {
-            w.packet(|p| slice_end(p, i as i64, 1 + i % 7))?;
+            w.packet(|p| slice_end(p, i as i64, 1 + i % 7, &PacketRemap::NONE))?;
         }
         Ok(())
     }
@@ -275,7 +280,8 @@ mod tests {
         );
         let mut w = PftraceWriter::try_new(direct.clone(), 1).unwrap();
         write_packets(&mut w, 200_000).unwrap();
-        w.packet(|p| slice_end(p, -1, 99)).unwrap();
+        w.packet(|p| slice_end(p, -1, 99, &PacketRemap::NONE))
+            .unwrap();
         let direct_counts = (w.packets(), w.uncompressed_bytes());
         w.finish().unwrap();
 
@@ -283,12 +289,13 @@ mod tests {
         let mut buffer = PacketBuffer::default();
         for i in 0..200_000u64 {
             buffer
-                .packet(|p| slice_end(p, i as i64, 1 + i % 7))
+                .packet(|p| slice_end(p, i as i64, 1 + i % 7, &PacketRemap::NONE))
                 .unwrap();
         }
         let mut w = PftraceWriter::try_new(later.clone(), 1).unwrap();
         w.append(buffer).unwrap();
-        w.packet(|p| slice_end(p, -1, 99)).unwrap();
+        w.packet(|p| slice_end(p, -1, 99, &PacketRemap::NONE))
+            .unwrap();
         assert_eq!((w.packets(), w.uncompressed_bytes()), direct_counts);
         w.finish().unwrap();
         assert!(direct_counts.1 as usize > 2 * CHUNK);

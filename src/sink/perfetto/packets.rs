@@ -3,13 +3,16 @@
 //! [`TracePacket`] structs; the ones written millions of times (slices, render stages,
 //! counter samples) are written straight onto the wire, in the bytes prost would write for
 //! those structs (the tests decode them with prost and encode them again).
+//!
+//! Every builder takes the window's [`PacketRemap`] and writes its values renamed and
+//! shifted (a merged trace); [`PacketRemap::NONE`] writes them as they are.
 
 use std::collections::HashMap;
 
 use super::proto::*;
+use super::remap::PacketRemap;
 use super::spread::{json_annotations, stage_extra_data, StageSpread};
 use super::wire::Wire;
-use super::SEQUENCE_ID;
 
 const CLOCK_BOOTTIME: u32 = 6;
 const CLOCK_REALTIME: u32 = 1;
@@ -137,45 +140,45 @@ pub struct RenderStage<'a> {
     pub spread: StageSpread<'a>,
 }
 
-fn sequenced(ts: Option<i64>, flags: Option<u32>) -> TracePacket {
+fn sequenced(ts: Option<i64>, flags: Option<u32>, r: &PacketRemap) -> TracePacket {
     TracePacket {
-        timestamp: ts.map(|t| t as u64),
-        trusted_packet_sequence_id: Some(SEQUENCE_ID),
+        timestamp: ts.map(|t| r.ts(t) as u64),
+        trusted_packet_sequence_id: Some(r.sequence_id()),
         sequence_flags: flags,
         ..Default::default()
     }
 }
 
 /// The ClockSnapshot anchoring BOOTTIME to REALTIME at `base_ns`.
-pub fn clock_snapshot(base_ns: i64) -> TracePacket {
+pub fn clock_snapshot(base_ns: i64, r: &PacketRemap) -> TracePacket {
     let clock = |id| Clock {
         clock_id: Some(id),
-        timestamp: Some(base_ns as u64),
+        timestamp: Some(r.ts(base_ns) as u64),
     };
     TracePacket {
         clock_snapshot: Some(ClockSnapshot {
             clocks: vec![clock(CLOCK_BOOTTIME), clock(CLOCK_REALTIME)],
         }),
-        ..sequenced(Some(base_ns), None)
+        ..sequenced(Some(base_ns), None, r)
     }
 }
 
 /// A track descriptor (no timestamp, no sequence).
-pub fn track_descriptor(t: &Track) -> TracePacket {
+pub fn track_descriptor(t: &Track, r: &PacketRemap) -> TracePacket {
     let mut d = TrackDescriptor {
-        uuid: Some(t.uuid),
-        parent_uuid: (t.parent != 0).then_some(t.parent),
+        uuid: Some(r.uuid(t.uuid)),
+        parent_uuid: (t.parent != 0).then(|| r.uuid(t.parent)),
         ..Default::default()
     };
     if t.is_process {
         d.process = Some(ProcessDescriptor {
-            pid: Some(t.pid),
-            process_name: Some(t.name.clone()),
+            pid: Some(r.pid(t.pid)),
+            process_name: Some(r.name(&t.name)),
         });
     } else {
         d.thread = Some(ThreadDescriptor {
-            pid: Some(t.pid),
-            tid: Some(t.tid),
+            pid: Some(r.pid(t.pid)),
+            tid: Some(r.tid(t.tid)),
             thread_name: Some(t.name.clone()),
         });
     }
@@ -196,14 +199,14 @@ fn names(list: &[String]) -> Vec<InternedName> {
 }
 
 /// The interned-data packet (INCREMENTAL_STATE_CLEARED).
-pub fn interned(t: &Interned) -> TracePacket {
+pub fn interned(t: &Interned, r: &PacketRemap) -> TracePacket {
     let descriptor = GpuCounterDescriptor {
         specs: t
             .counter_specs
             .iter()
             .map(|(id, name)| GpuCounterSpec {
                 counter_id: Some(*id),
-                name: Some(name.clone()),
+                name: Some(r.name(name)),
             })
             .collect(),
         counter_groups: if t.compute_group.is_empty() {
@@ -222,7 +225,7 @@ pub fn interned(t: &Interned) -> TracePacket {
             .map(|d| InternedGpuCounterDescriptor {
                 iid: Some(d.iid),
                 counter_descriptor: Some(descriptor.clone()),
-                gpu_id: Some(d.gpu_id),
+                gpu_id: Some(r.gpu(d.gpu_id)),
             })
             .collect(),
         event_names: names(&t.event_names),
@@ -232,7 +235,7 @@ pub fn interned(t: &Interned) -> TracePacket {
             .iter()
             .map(|(iid, name, cat)| InternedGpuRenderStageSpecification {
                 iid: Some(*iid),
-                name: Some(name.clone()),
+                name: Some(r.name(name)),
                 category: Some(*cat),
             })
             .collect(),
@@ -240,7 +243,7 @@ pub fn interned(t: &Interned) -> TracePacket {
             .graphics_pid
             .map(|pid| InternedGraphicsContext {
                 iid: Some(1),
-                pid: Some(pid),
+                pid: Some(r.pid(pid)),
             })
             .into_iter()
             .collect(),
@@ -257,15 +260,15 @@ pub fn interned(t: &Interned) -> TracePacket {
     };
     TracePacket {
         interned_data: Some(data),
-        ..sequenced(None, Some(INCREMENTAL_STATE_CLEARED))
+        ..sequenced(None, Some(INCREMENTAL_STATE_CLEARED), r)
     }
 }
 
 /// A SLICE_BEGIN packet's body: TracePacket 8 timestamp, 10 sequence, 11 track_event
 /// (3 category, 4 annotations, 9 type, 10 name, 11 track, 3000 gpu_correlation), 13 flags.
-pub fn slice_begin(p: &mut Wire, s: &Slice) {
-    p.int(8, s.ts);
-    p.uint(10, SEQUENCE_ID.into());
+pub fn slice_begin(p: &mut Wire, s: &Slice, r: &PacketRemap) {
+    p.int(8, r.ts(s.ts));
+    p.uint(10, r.sequence_id().into());
     p.message(11, |e| {
         if s.category_iid != 0 {
             e.uint(3, s.category_iid);
@@ -287,11 +290,11 @@ pub fn slice_begin(p: &mut Wire, s: &Slice) {
         }
         e.int(9, SLICE_BEGIN);
         e.uint(10, s.name_iid);
-        e.uint(11, s.track_uuid);
+        e.uint(11, r.uuid(s.track_uuid));
         if !s.gpu_correlation.is_empty() {
             e.message(3000, |g| {
                 for id in s.gpu_correlation {
-                    g.uint(1, *id);
+                    g.uint(1, r.event_id(*id));
                 }
             });
         }
@@ -300,57 +303,57 @@ pub fn slice_begin(p: &mut Wire, s: &Slice) {
 }
 
 /// A SLICE_END packet's body (no sequence flags).
-pub fn slice_end(p: &mut Wire, ts: i64, track_uuid: u64) {
-    p.int(8, ts);
-    p.uint(10, SEQUENCE_ID.into());
+pub fn slice_end(p: &mut Wire, ts: i64, track_uuid: u64, r: &PacketRemap) {
+    p.int(8, r.ts(ts));
+    p.uint(10, r.sequence_id().into());
     p.message(11, |e| {
         e.int(9, SLICE_END);
-        e.uint(11, track_uuid);
+        e.uint(11, r.uuid(track_uuid));
     });
 }
 
 /// A GpuRenderStageEvent packet's body: TracePacket 8, 10, 13, then 53 with its fields in
 /// tag order (1 event, 2 duration, 5 context, 6 extra_data, 11 gpu, 13 hw queue, 14 stage,
 /// 18 waits, 19 kernel, 20 name, 21 launch).
-pub fn render_stage(p: &mut Wire, r: &RenderStage) {
-    p.int(8, r.ts);
-    p.uint(10, SEQUENCE_ID.into());
+pub fn render_stage(p: &mut Wire, s: &RenderStage, r: &PacketRemap) {
+    p.int(8, r.ts(s.ts));
+    p.uint(10, r.sequence_id().into());
     p.uint(13, NEEDS_INCREMENTAL_STATE.into());
     // Render stages with their extra_data are usually 128 bytes or longer.
     p.message_sized(53, 2, |g| {
-        g.uint(1, r.event_id);
-        g.int(2, r.duration);
+        g.uint(1, r.event_id(s.event_id));
+        g.int(2, s.duration);
         g.uint(5, 1);
-        for (name, v) in r.numeric {
+        for (name, v) in s.numeric {
             g.message(6, |e| {
                 e.bytes(1, name.as_bytes());
                 e.decimal(2, *v);
             });
         }
-        for (name, v) in r.constant {
+        for (name, v) in s.constant {
             g.message(6, |e| {
                 e.bytes(1, name.as_bytes());
                 e.bytes(2, v.as_bytes());
             });
         }
-        stage_extra_data(&r.spread, g);
-        g.int(11, i64::from(r.gpu_id as i32));
-        g.uint(13, r.hw_queue_iid);
-        g.uint(14, r.stage_iid);
-        for id in r.waits {
-            g.uint(18, *id);
+        stage_extra_data(&s.spread, g);
+        g.int(11, i64::from(r.gpu(s.gpu_id as i32)));
+        g.uint(13, s.hw_queue_iid);
+        g.uint(14, s.stage_iid);
+        for id in s.waits {
+            g.uint(18, r.event_id(*id));
         }
-        if r.launch.is_some() && r.kernel_iid != 0 {
-            g.uint(19, r.kernel_iid);
+        if s.launch.is_some() && s.kernel_iid != 0 {
+            g.uint(19, s.kernel_iid);
         }
-        if r.name_iid != 0 {
-            g.uint(20, r.name_iid);
+        if s.name_iid != 0 {
+            g.uint(20, s.name_iid);
         }
-        if let Some((grid, block)) = r.launch {
+        if let Some((grid, block)) = s.launch {
             g.message(21, |l| {
                 l.message(1, |d| dim3(d, grid));
                 l.message(2, |d| dim3(d, block));
-                for (iid, v) in r.launch_args.iter().filter(|(_, v)| *v != 0) {
+                for (iid, v) in s.launch_args.iter().filter(|(_, v)| *v != 0) {
                     l.message(3, |a| {
                         a.uint(1, *iid);
                         a.int(4, *v);
@@ -377,9 +380,10 @@ pub fn counter_sample(
     counter_id: u32,
     value: f64,
     is_int: bool,
+    r: &PacketRemap,
 ) {
-    p.int(8, ts);
-    p.uint(10, SEQUENCE_ID.into());
+    p.int(8, r.ts(ts));
+    p.uint(10, r.sequence_id().into());
     p.uint(13, NEEDS_INCREMENTAL_STATE.into());
     p.message(52, |g| {
         g.message(2, |c| {
@@ -396,6 +400,7 @@ pub fn counter_sample(
 
 #[cfg(test)]
 mod tests {
+    use super::super::SEQUENCE_ID;
     use super::*;
     use prost::Message;
 
@@ -430,7 +435,7 @@ mod tests {
             strs: &[("cuda_sync_kind", "Stream")],
             json: Some(r#"{"b": "x", "a": 1}"#),
         };
-        let packet = decoded(|p| slice_begin(p, &slice));
+        let packet = decoded(|p| slice_begin(p, &slice, &PacketRemap::NONE));
         let expected = TracePacket {
             timestamp: Some(1_700_000_000_000_000_123),
             trusted_packet_sequence_id: Some(SEQUENCE_ID),
@@ -464,10 +469,12 @@ mod tests {
             name_iid: 1,
             ..Default::default()
         };
-        let event = decoded(|p| slice_begin(p, &slice)).track_event.unwrap();
+        let event = decoded(|p| slice_begin(p, &slice, &PacketRemap::NONE))
+            .track_event
+            .unwrap();
         assert!(event.category_iids.is_empty() && event.debug_annotations.is_empty());
         assert_eq!(event.gpu_correlation, None);
-        let end = decoded(|p| slice_end(p, 20, 1));
+        let end = decoded(|p| slice_end(p, 20, 1, &PacketRemap::NONE));
         assert_eq!(end.sequence_flags, None);
         assert_eq!(end.timestamp, Some(20));
         let event = end.track_event.unwrap();
@@ -497,7 +504,7 @@ mod tests {
                 ..Default::default()
             },
         };
-        let packet = decoded(|p| render_stage(p, &stage));
+        let packet = decoded(|p| render_stage(p, &stage, &PacketRemap::NONE));
         let extra = |n: &str, v: &str| ExtraData {
             name: Some(n.into()),
             value: Some(v.into()),
@@ -550,7 +557,7 @@ mod tests {
             kernel_iid: 2,
             ..Default::default()
         };
-        let event = decoded(|p| render_stage(p, &stage))
+        let event = decoded(|p| render_stage(p, &stage, &PacketRemap::NONE))
             .gpu_render_stage_event
             .unwrap();
         assert_eq!(
@@ -563,8 +570,8 @@ mod tests {
 
     #[test]
     fn counter_samples_are_int_or_double() {
-        let int = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, true));
-        let double = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, false));
+        let int = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, true, &PacketRemap::NONE));
+        let double = decoded(|p| counter_sample(p, 1, 2, 3, 41.6, false, &PacketRemap::NONE));
         let counter = |p: TracePacket| {
             let event = p.gpu_counter_event.unwrap();
             assert_eq!(event.counter_descriptor_iid, Some(2));
