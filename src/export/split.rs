@@ -16,7 +16,7 @@
 //! [`crate::file::gzip`]).
 //! Out: `NAME.part001.json[.gz]`, ... and `NAME.parts.json`, each written atomically.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -130,16 +130,18 @@ pub(crate) fn write_parts(
     max_bytes: u64,
 ) -> Result<SplitSummary> {
     let segments: Vec<Segment> = segments.into_iter().filter(|s| s.events > 0).collect();
-    // The header's bytes, each timed event's start and bytes, each flow's starts.
+    let mut profile = crate::profile::Clock::start();
+    // The header's bytes, each timed event's start and bytes, each flow event's key and start.
     let mut header_bytes = 0u64;
-    let mut timed: Vec<(f64, u32)> = Vec::new();
-    let mut flows: HashMap<u64, Vec<f64>> = HashMap::new();
+    let marks = segments.iter().map(|s| s.marks.len()).sum();
+    let mut timed: Vec<(f64, u32)> = Vec::with_capacity(marks);
+    let mut flows: Vec<(u64, f64)> = Vec::new();
     for m in segments.iter().flat_map(|s| &s.marks) {
         match m.place {
             Place::Header => header_bytes += u64::from(m.len) + 1,
             Place::Flow(key) => {
                 timed.push((m.ts, m.len + 1));
-                flows.entry(key).or_default().push(m.ts);
+                flows.push((key, m.ts));
             }
             Place::Timed => timed.push((m.ts, m.len + 1)),
         }
@@ -150,10 +152,21 @@ pub(crate) fn write_parts(
             "--max-size {max_bytes} bytes: the metadata every part repeats takes {fixed} bytes already"
         )));
     }
-    let cuts = cut_points(&mut timed, max_bytes - fixed)?;
+    // the flow events sorted by key on another core while the cuts are found
+    let (cuts, flows) = std::thread::scope(|scope| {
+        let sorted = scope.spawn(move || {
+            flows.sort_unstable_by_key(|(key, _)| *key);
+            flows
+        });
+        (cut_points(&mut timed, max_bytes - fixed), sorted.join())
+    });
+    let cuts = cuts?;
+    let flows =
+        flows.map_err(|_| Error::Internal("splitting: a sorting thread panicked".into()))?;
     drop(timed);
     let part_of = |ts: f64| cuts.partition_point(|c| *c <= ts);
-    let (kept, cut_flows, cut_flow_events) = kept_flows(flows, part_of);
+    let (cut, cut_flows, cut_flow_events) = cut_flows(flows, part_of);
+    profile.mark("split: cut points");
 
     // Each (segment, part)'s byte ranges, and what each part holds.
     let parts = cuts.len() + 1;
@@ -164,7 +177,7 @@ pub(crate) fn write_parts(
         for m in &segment.marks {
             let part = match m.place {
                 Place::Header => None,
-                Place::Flow(key) if !kept.contains(&key) => continue,
+                Place::Flow(key) if cut.contains(&key) => continue,
                 Place::Flow(_) | Place::Timed => Some(part_of(m.ts)),
             };
             let (start, end) = (m.start, m.start + u64::from(m.len));
@@ -192,9 +205,10 @@ pub(crate) fn write_parts(
             }
         }
     }
-    drop(kept);
+    drop(cut);
     // in document order within each part
     units.sort_by_key(|u| (u.part, u.segment));
+    profile.mark("split: byte ranges");
 
     let gzip = output.extension().is_some_and(|e| e == "gz");
     let dir = match output.parent() {
@@ -220,6 +234,7 @@ pub(crate) fn write_parts(
         copy_units(&units, &segments, (!gzip).then_some(&places[..]), &dir)?
     };
     drop(segments);
+    profile.mark("split: copy");
 
     // Each part joined: the head, its units with separators between them, the tail.
     let mut listed = Vec::with_capacity(parts);
@@ -278,26 +293,23 @@ pub(crate) fn write_parts(
             bytes: end + frame.tail().len() as u64,
         });
     }
+    profile.mark("split: join");
     write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)
 }
 
-/// The flows kept (all their events in one part), and the flows and events cut.
-fn kept_flows<T: Copy>(
-    flows: HashMap<u64, Vec<T>>,
-    part_of: impl Fn(T) -> usize,
-) -> (HashSet<u64>, u64, u64) {
-    let (mut cut_flows, mut cut_flow_events) = (0, 0);
-    let mut kept = HashSet::new();
-    for (key, times) in flows {
-        let first = part_of(times[0]);
-        if times.iter().all(|t| part_of(*t) == first) {
-            kept.insert(key);
-        } else {
-            cut_flows += 1;
-            cut_flow_events += times.len() as u64;
+/// The flows cut (their events in more than one part), how many, and their events, from
+/// the flow events sorted by key (few flows are cut: a set of them is small).
+fn cut_flows(flows: Vec<(u64, f64)>, part_of: impl Fn(f64) -> usize) -> (HashSet<u64>, u64, u64) {
+    let (mut cut, mut cut_flow_events) = (HashSet::new(), 0);
+    for events in flows.chunk_by(|a, b| a.0 == b.0) {
+        let first = part_of(events[0].1);
+        if events.iter().any(|(_, ts)| part_of(*ts) != first) {
+            cut.insert(events[0].0);
+            cut_flow_events += events.len() as u64;
         }
     }
-    (kept, cut_flows, cut_flow_events)
+    let cut_flows = cut.len() as u64;
+    (cut, cut_flows, cut_flow_events)
 }
 
 /// What one part holds.
@@ -587,7 +599,8 @@ pub(crate) fn cut_points<T: Copy + PartialOrd + std::fmt::Display>(
     timed: &mut [(T, u32)],
     budget: u64,
 ) -> Result<Vec<T>> {
-    timed.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
+    // (ties stay together whatever their order)
+    timed.sort_unstable_by(|a, b| a.0.partial_cmp(&b.0).unwrap_or(std::cmp::Ordering::Equal));
     let mut cuts = Vec::new();
     let mut used = 0u64;
     let mut i = 0;
