@@ -154,7 +154,19 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
             );
         }
     }
-    // the union is the whole's events, their links cut counted
+    let cut = assert_union_is_the_whole_minus_cut_links(&events, union, kept_links, &index);
+    assert!(cut > 0, "quarter parts cut some launch link");
+}
+
+/// Assert that the parts' events (`union`: each without its links, `kept_links` of them
+/// in all) are the whole trace's `events`, and that the links missing are those the listing
+/// `index` counts as cut. Their count.
+fn assert_union_is_the_whole_minus_cut_links(
+    events: &[&TracePacket],
+    mut union: Vec<Vec<u8>>,
+    kept_links: usize,
+    index: &Value,
+) -> u64 {
     let mut whole_links = 0;
     let mut want: Vec<Vec<u8>> = (events.iter())
         .map(|p| {
@@ -168,7 +180,7 @@ fn pftrace_parts_decode_pass_the_structure_checks_fit_and_hold_the_whole_minus_c
     assert!(union == want, "the parts' events differ from the whole's");
     let cut = index["cut_flows"].as_u64().unwrap();
     assert_eq!(whole_links - kept_links, cut as usize);
-    assert!(cut > 0, "quarter parts cut some launch link");
+    cut
 }
 
 #[test]
@@ -325,19 +337,7 @@ fn a_merged_pftrace_splits_into_parts_holding_every_windows_packets() {
             union.push(bytes);
         }
     }
-    let mut whole_links = 0;
-    let mut want: Vec<Vec<u8>> = (events.iter())
-        .map(|p| {
-            let (links, bytes) = unlinked(p);
-            whole_links += links;
-            bytes
-        })
-        .collect();
-    want.sort();
-    union.sort();
-    assert!(union == want, "the parts' events differ from the whole's");
-    let cut = index["cut_flows"].as_u64().unwrap();
-    assert_eq!(whole_links - kept_links, cut as usize);
+    assert_union_is_the_whole_minus_cut_links(&events, union, kept_links, &index);
 }
 
 /// The events of the Chrome trace at `path`, metadata (`M`) and the others apart, as
