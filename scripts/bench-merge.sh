@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Merged and split exports, in one run: a merged export of N synthetic windows (rank=R/) against
 # the N single exports one after another (the ratio; 4 and 8 ranks), peak RSS of the merged
-# export, and a split export (--max-size) against the unsplit one.
+# export, and a split export (--max-size) against the unsplit one, in both formats.
 #
 #   scripts/bench-merge.sh [EVENTS_PER_WINDOW] [RANKS...]     (default 1000000, ranks 4 8)
 #
@@ -52,7 +52,9 @@ for ext in json.gz pftrace; do
 done
 
 w="$archive/rank=0/window_id=000001"
-read -r whole_s whole_mb < <(measure "$bin" export --window "$w" --output "$out/whole.json.gz")
-read -r split_s split_mb < <(measure "$bin" export --window "$w" --output "$out/split.json.gz" --max-size 100MB)
-printf 'split --max-size 100MB: %.2f s (peak %s MB) vs unsplit %.2f s (peak %s MB): overhead %.0f%%\n' \
-  "$split_s" "$split_mb" "$whole_s" "$whole_mb" "$(echo "($split_s / $whole_s - 1) * 100" | bc -l)"
+for ext in json.gz pftrace; do
+  read -r whole_s whole_mb < <(measure "$bin" export --window "$w" --output "$out/whole.$ext")
+  read -r split_s split_mb < <(measure "$bin" export --window "$w" --output "$out/split.$ext" --max-size 100MB)
+  printf '%s split --max-size 100MB: %.2f s (peak %s MB) vs unsplit %.2f s (peak %s MB): overhead %.0f%%\n' \
+    "$ext" "$split_s" "$split_mb" "$whole_s" "$whole_mb" "$(echo "($split_s / $whole_s - 1) * 100" | bc -l)"
+done

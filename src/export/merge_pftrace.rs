@@ -25,12 +25,27 @@ pub async fn export_merged_pftrace(
     single: &PftraceConfig,
 ) -> Result<MergeSummary> {
     refuse_writing_into_inputs(&config.archive, &config.output, &config.filter)?;
-    write_merged(config, single)
+    let written = async {
+        let mut file = AtomicFile::create(&config.output)?;
+        let io = |e| Error::io(&config.output, e);
+        let out = file.file().try_clone().map_err(io)?;
+        let mut w = PftraceWriter::try_new(out, single.compression_level)?;
+        let summary = write_merged(config, single, &mut w).await?;
+        w.finish().map_err(io)?;
+        file.commit()?;
+        Ok(summary)
+    };
+    written
         .await
-        .map_err(|e| e.at_output(&config.output))
+        .map_err(|e: Error| e.at_output(&config.output))
 }
 
-async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<MergeSummary> {
+/// The windows of the archive at `config.archive`, merged, written into `w`.
+pub(crate) async fn write_merged(
+    config: &MergeConfig,
+    single: &PftraceConfig,
+    w: &mut PftraceWriter,
+) -> Result<MergeSummary> {
     let found = find_windows(&config.archive)?;
     let (windows, filter) =
         select_windows(&found.partition_keys, &found.windows, &config.filter).await?;
@@ -50,10 +65,7 @@ async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<Me
     let partitions: Vec<String> = windows.iter().map(|w| partition_path(w)).collect();
     let offsets = align::offsets(&config.align, &windows, &partitions).await?;
 
-    let mut file = AtomicFile::create(&config.output)?;
     let io = |e| Error::io(&config.output, e);
-    let out = file.file().try_clone().map_err(io)?;
-    let mut w = PftraceWriter::try_new(out, single.compression_level)?;
     let merged: Vec<MergedWindow> = (0..windows.len())
         .map(|i| MergedWindow {
             partition: partitions[i].clone(),
@@ -84,16 +96,13 @@ async fn write_merged(config: &MergeConfig, single: &PftraceConfig) -> Result<Me
         one.output = config.output.clone();
         one.filter = filter.clone();
         let before = w.packets();
-        write_window(&one, &mut w, &remap).await?;
+        write_window(&one, w, &remap).await?;
         merged[ordinal].events = w.packets() - before;
         crate::memory::return_free_memory();
     }
-    let bytes = w.uncompressed_bytes();
-    w.finish().map_err(io)?;
-    file.commit()?;
     Ok(MergeSummary {
         events: merged.iter().map(|w| w.events).sum(),
-        bytes: Some(bytes),
+        bytes: Some(w.uncompressed_bytes()),
         windows: merged,
     })
 }

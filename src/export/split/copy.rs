@@ -1,7 +1,9 @@
-//! The split's copy pass: each (segment, part)'s byte ranges copied, on every core, into its
-//! place in a plain part, or into a gzip piece of its own made of the segment's compressed
-//! blocks (only the blocks a cut falls in are compressed again).
+//! The split's copy pass: each (source, part)'s runs copied, on every core, into its place
+//! in a plain part, or into a gzip piece of its own made of the source's compressed blocks
+//! (only the blocks a cut falls in are compressed again). A source is what one writer
+//! wrote: a Chrome segment, or a whole `.pftrace`.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -10,24 +12,66 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use flate2::Compression;
 
-use super::Unit;
 use crate::error::Error;
-use crate::export::segments::Segment;
 use crate::file::gzip::{self, Block, Checksum, Piece};
-use crate::sink::chrome::Frame;
 use crate::Result;
+
+/// The bytes a writer wrote, uncompressed or as blocks of a gzip piece.
+pub(crate) struct Source<'a> {
+    pub file: &'a File,
+    /// its bytes before compression
+    pub bytes: u64,
+    /// its blocks, when compressed (else empty)
+    pub blocks: &'a [Block],
+}
+
+/// What one source gives one part: runs, in order.
+pub(crate) struct Unit {
+    pub part: usize,
+    pub source: usize,
+    pub runs: Vec<Run>,
+}
+
+/// A stretch of a part.
+pub(crate) enum Run {
+    /// the source's bytes in this range (before compression)
+    Copy(u64, u64),
+    /// these bytes (a separator, a packet rewritten)
+    Put(Cow<'static, [u8]>),
+}
+
+impl Unit {
+    /// Its bytes in the part.
+    pub fn bytes(&self) -> u64 {
+        (self.runs.iter())
+            .map(|run| match run {
+                Run::Copy(start, end) => end - start,
+                Run::Put(bytes) => bytes.len() as u64,
+            })
+            .sum()
+    }
+
+    /// Add the source's bytes `start..end`, after the last run when they follow it.
+    pub fn copy(&mut self, start: u64, end: u64) {
+        match self.runs.last_mut() {
+            Some(Run::Copy(_, last)) if *last == start => *last = end,
+            _ => self.runs.push(Run::Copy(start, end)),
+        }
+    }
+}
 
 /// A finished gzip piece (None for a unit written in place).
 pub(super) type Written = Option<(File, Checksum)>;
 
 /// Copy every unit's runs, the largest units first, on every core: into its place in its
 /// plain part (`plain`: each unit's part file and offset in it), or else into a gzip piece
-/// of its own in `dir`. The pieces, in the units' order.
-pub(super) fn copy_units(
+/// of its own in `dir` (bytes compressed again at `level`). The pieces, in the units' order.
+pub(crate) fn copy_units(
     units: &[Unit],
-    segments: &[Segment],
+    sources: &[Source],
     plain: Option<&[(&File, u64)]>,
     dir: &Path,
+    level: Compression,
 ) -> Result<Vec<Written>> {
     let mut order: Vec<usize> = (0..units.len()).collect();
     order.sort_by_key(|i| std::cmp::Reverse(units[*i].bytes()));
@@ -42,16 +86,16 @@ pub(super) fn copy_units(
                 return Ok(done);
             };
             let unit = &units[i];
-            let segment = &segments[unit.segment];
+            let source = &sources[unit.source];
             let written = match plain {
                 Some(places) => {
                     let (file, at) = places[i];
-                    copy_plain(unit, segment, file, at, &mut window)?;
+                    copy_plain(unit, source, file, at, &mut window)?;
                     None
                 }
                 None => {
                     let piece = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
-                    let (piece, sum, again) = copy_blocks(unit, segment, piece)?;
+                    let (piece, sum, again) = copy_blocks(unit, source, piece, level)?;
                     recompressed.fetch_add(again, Ordering::Relaxed);
                     Some((piece, sum))
                 }
@@ -66,7 +110,7 @@ pub(super) fn copy_units(
         }
     }
     if plain.is_none() {
-        let total: u64 = segments.iter().map(|s| s.bytes).sum();
+        let total: u64 = sources.iter().map(|s| s.bytes).sum();
         let again = recompressed.into_inner();
         crate::profile::note(&format!(
             "split: {again} of {total} bytes compressed again, in the blocks the cuts fall in"
@@ -78,7 +122,7 @@ pub(super) fn copy_units(
 /// A unit's runs written at `at` of the plain part `file`.
 fn copy_plain(
     unit: &Unit,
-    segment: &Segment,
+    source: &Source,
     file: &File,
     mut at: u64,
     window: &mut Window,
@@ -89,13 +133,17 @@ fn copy_plain(
         at += bytes.len() as u64;
         Ok(())
     };
-    for (r, (start, end)) in unit.runs.iter().enumerate() {
-        if r > 0 {
-            put(Frame::SEPARATOR)?;
-        }
+    for run in &unit.runs {
+        let (start, end) = match run {
+            Run::Copy(start, end) => (start, end),
+            Run::Put(bytes) => {
+                put(bytes)?;
+                continue;
+            }
+        };
         let mut from = *start;
         while from < *end {
-            let bytes = window.at(&segment.file, segment.bytes, from, *end)?;
+            let bytes = window.at(source.file, source.bytes, from, *end)?;
             let len = bytes.len() as u64;
             put(bytes)?;
             from += len;
@@ -104,32 +152,43 @@ fn copy_plain(
     Ok(())
 }
 
-/// A unit's runs as one gzip piece in `out`, made of its segment's blocks: a block the
+/// A unit's runs as one gzip piece in `out`, made of its source's blocks: a block the
 /// runs cover whole is copied compressed; the bytes of a block they cover in part are
-/// inflated and compressed again. The piece, its checksum, and the bytes compressed again.
-fn copy_blocks(unit: &Unit, segment: &Segment, out: File) -> Result<(File, Checksum, u64)> {
+/// inflated and compressed again (at `level`). The piece, its checksum, and the bytes
+/// compressed again.
+fn copy_blocks(
+    unit: &Unit,
+    source: &Source,
+    out: File,
+    level: Compression,
+) -> Result<(File, Checksum, u64)> {
     let mut out = PieceOut {
         out: BufWriter::with_capacity(1 << 20, out),
         sum: Checksum::default(),
         fresh: None,
+        level,
     };
     let mut again = 0;
     let mut inflated: Option<(usize, Vec<u8>)> = None;
     let mut z = Vec::new();
     let read = |block: &Block, z: &mut Vec<u8>| -> Result<()> {
         z.resize((block.z.end - block.z.start) as usize, 0);
-        (segment.file.read_exact_at(z, block.z.start)).map_err(Error::Write)
+        (source.file.read_exact_at(z, block.z.start)).map_err(Error::Write)
     };
-    let blocks = &segment.blocks;
-    for (r, &(start, end)) in unit.runs.iter().enumerate() {
-        if r > 0 {
-            out.compress(Frame::SEPARATOR)?;
-        }
+    let blocks = source.blocks;
+    for run in &unit.runs {
+        let (start, end) = match *run {
+            Run::Copy(start, end) => (start, end),
+            Run::Put(ref bytes) => {
+                out.compress(bytes)?;
+                continue;
+            }
+        };
         let mut b = blocks.partition_point(|block| block.raw.end <= start);
         let mut at = start;
         while at < end {
             let block = blocks.get(b).ok_or_else(|| {
-                Error::Internal(format!("splitting: no block holds byte {at} of a segment"))
+                Error::Internal(format!("splitting: no block holds byte {at} of a source"))
             })?;
             let to = end.min(block.raw.end);
             if at == block.raw.start && to == block.raw.end {
@@ -162,11 +221,13 @@ struct PieceOut {
     sum: Checksum,
     /// the bytes being compressed since the last block copied, as a piece of their own
     fresh: Option<Piece<Vec<u8>>>,
+    level: Compression,
 }
 
 impl PieceOut {
     fn compress(&mut self, bytes: &[u8]) -> Result<()> {
-        let fresh = (self.fresh).get_or_insert_with(|| Piece::new(Vec::new(), Compression::fast()));
+        let level = self.level;
+        let fresh = (self.fresh).get_or_insert_with(|| Piece::new(Vec::new(), level));
         fresh.write_all(bytes).map_err(Error::Write)
     }
 
@@ -197,7 +258,7 @@ impl PieceOut {
     }
 }
 
-/// A stretch of a segment's file read ahead: units read their runs through it, so that
+/// A stretch of a source's file read ahead: units read their runs through it, so that
 /// many short runs close together cost one read.
 #[derive(Default)]
 struct Window {
@@ -262,11 +323,21 @@ mod tests {
         // events 100..12000 and 15000..15010: runs of a part cut inside blocks
         let unit = Unit {
             part: 0,
-            segment: 0,
-            runs: vec![(m[100].start, end(11_999)), (m[15_000].start, end(15_009))],
+            source: 0,
+            runs: vec![
+                Run::Copy(m[100].start, end(11_999)),
+                Run::Put(Cow::Borrowed(b",")),
+                Run::Copy(m[15_000].start, end(15_009)),
+            ],
         };
+        let source = Source {
+            file: &segment.file,
+            bytes: segment.bytes,
+            blocks: &segment.blocks,
+        };
+        let out = tempfile::tempfile().unwrap();
         let (mut piece, sum, again) =
-            copy_blocks(&unit, &segment, tempfile::tempfile().unwrap()).unwrap();
+            copy_blocks(&unit, &source, out, Compression::fast()).unwrap();
         let mut gz = gzip::HEADER.to_vec();
         piece.seek(SeekFrom::Start(0)).unwrap();
         piece.read_to_end(&mut gz).unwrap();

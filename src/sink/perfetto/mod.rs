@@ -3,15 +3,19 @@
 //! stream of `Trace.packet` records, written packet by packet (a `Trace` is the
 //! concatenation of `0x0A, varint length, TracePacket`), so nothing waits for the whole file.
 //! A merged trace is several windows' packets in one writer, each window's values renamed
-//! and shifted by the packet builders as they encode them ([`PacketRemap`]).
+//! and shifted by the packet builders as they encode them ([`PacketRemap`]). A split
+//! export's writer is indexed ([`PftraceWriter::indexed`]): it compresses in blocks that
+//! each inflate alone and notes every packet ([`PacketIndex`]), for the split to cut.
 
+pub mod index;
 mod packets;
 pub mod proto;
 mod remap;
 mod spread;
 mod wire;
 
-use std::io::{BufWriter, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -19,6 +23,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 use prost::Message;
 
+pub use index::{PacketIndex, PacketKind, PacketMark};
 pub use packets::{
     clock_snapshot, counter_sample, interned, render_stage, slice_begin, slice_end,
     track_descriptor, CounterDescriptor, Interned, Names, RenderStage, Slice, Track,
@@ -27,6 +32,7 @@ pub use remap::{PacketRemap, GPU_STRIDE, MAX_WINDOWS, SEQUENCE_STRIDE};
 pub use spread::StageSpread;
 pub use wire::Wire;
 
+use crate::file::gzip::{Block, Checksum, Piece};
 use crate::Result;
 
 /// The sequence id of every sequenced packet (the interning scope) of a window's trace (a
@@ -35,6 +41,11 @@ pub const SEQUENCE_ID: u32 = 1;
 
 /// Encoded packets handed to the compressing thread at a time.
 const CHUNK: usize = 1 << 20;
+
+/// The bytes of whole packets an indexed writer compresses as one block that inflates
+/// alone: a split compresses again only the blocks its cuts fall in (the Chrome writer's
+/// figure, [`crate::sink::chrome::index::BLOCK`]).
+pub const BLOCK: usize = crate::sink::chrome::index::BLOCK;
 
 /// Where `Trace.packet` records go: the file ([`PftraceWriter`]), or a buffer of packets
 /// encoded ahead of their place in the file ([`PacketBuffer`]).
@@ -67,10 +78,27 @@ pub struct PftraceWriter {
     chunks: Option<SyncSender<Vec<u8>>>,
     /// emptied chunks coming back, to be filled again
     spare: Receiver<Vec<u8>>,
-    compressor: Option<JoinHandle<std::io::Result<()>>>,
+    compressor: Option<JoinHandle<io::Result<Option<Indexed>>>>,
     packets: u64,
     bytes: u64,
     wide: bool,
+    /// the encoded bytes at which a chunk is handed over
+    flush_at: usize,
+    /// whether chunks hold whole packets, noted and compressed as blocks
+    indexed: bool,
+}
+
+/// What an indexed writer wrote: its packets as one gzip piece (raw deflate, no header)
+/// from the start of `file`, in `blocks` that each inflate alone and hold whole packets,
+/// and each packet's mark.
+pub struct Indexed {
+    pub file: File,
+    /// the checksum of its uncompressed bytes
+    pub sum: Checksum,
+    /// its uncompressed bytes
+    pub bytes: u64,
+    pub blocks: Vec<Block>,
+    pub index: PacketIndex,
 }
 
 /// Append a `Trace.packet` record whose body `body` encodes. `wide`: whether the last
@@ -84,22 +112,64 @@ fn record(wire: &mut Wire, wide: &mut bool, body: impl FnOnce(&mut Wire)) {
 }
 
 impl PftraceWriter {
+    /// A writer of a gzip stream into `out`.
     pub fn try_new<W: Write + Send + 'static>(out: W, level: u32) -> Result<Self> {
+        Self::start(CHUNK, false, move |filled, emptied| {
+            let out = BufWriter::with_capacity(CHUNK, out);
+            let mut gz = GzEncoder::new(out, Compression::new(level.min(9)));
+            for mut chunk in filled {
+                gz.write_all(&chunk)?;
+                chunk.clear();
+                // The writer may be gone already (an error on its side): nothing to reuse.
+                let _ = emptied.send(chunk);
+            }
+            gz.finish()?.flush()?;
+            Ok(None)
+        })
+    }
+
+    /// A writer of an indexed trace into `file` ([`Indexed`]; [`Self::finish_indexed`]).
+    pub fn indexed(file: File, level: u32) -> Result<Self> {
+        Self::start(BLOCK, true, move |filled, emptied| {
+            let out = BufWriter::with_capacity(CHUNK, file);
+            let mut piece = Piece::new(out, Compression::new(level.min(9)));
+            let (mut blocks, mut index) = (Vec::new(), PacketIndex::default());
+            for mut chunk in filled {
+                index.note_records(&chunk)?;
+                piece.write_all(&chunk)?;
+                blocks.push(piece.end_block()?);
+                chunk.clear();
+                let _ = emptied.send(chunk);
+            }
+            let (out, sum) = piece.finish()?;
+            let file = out.into_inner().map_err(|e| e.into_error())?;
+            Ok(Some(Indexed {
+                file,
+                sum,
+                bytes: 0,
+                blocks,
+                index,
+            }))
+        })
+    }
+
+    /// A writer whose chunks of about `flush_at` bytes `compress` takes on a thread of its
+    /// own (and hands back emptied, to be filled again).
+    fn start(
+        flush_at: usize,
+        indexed: bool,
+        compress: impl FnOnce(
+                Receiver<Vec<u8>>,
+                std::sync::mpsc::Sender<Vec<u8>>,
+            ) -> io::Result<Option<Indexed>>
+            + Send
+            + 'static,
+    ) -> Result<Self> {
         let (chunks, filled) = sync_channel::<Vec<u8>>(2);
         let (emptied, spare) = channel();
         let compressor = std::thread::Builder::new()
             .name("pftrace-gzip".into())
-            .spawn(move || {
-                let out = BufWriter::with_capacity(CHUNK, out);
-                let mut gz = GzEncoder::new(out, Compression::new(level.min(9)));
-                for mut chunk in filled {
-                    gz.write_all(&chunk)?;
-                    chunk.clear();
-                    // The writer may be gone already (an error on its side): nothing to reuse.
-                    let _ = emptied.send(chunk);
-                }
-                gz.finish()?.flush()
-            })
+            .spawn(move || compress(filled, emptied))
             .map_err(|e| crate::error::Error::Internal(format!("cannot start gzip: {e}")))?;
         Ok(PftraceWriter {
             wire: Wire::default(),
@@ -109,6 +179,8 @@ impl PftraceWriter {
             packets: 0,
             bytes: 0,
             wide: false,
+            flush_at,
+            indexed,
         })
     }
 
@@ -121,13 +193,29 @@ impl PftraceWriter {
     pub fn append(&mut self, buffer: PacketBuffer) -> std::io::Result<()> {
         self.packets += buffer.packets;
         self.bytes += buffer.wire.len() as u64;
-        for piece in buffer.wire.buf.chunks(CHUNK) {
-            self.wire.buf.extend_from_slice(piece);
-            if self.wire.len() >= CHUNK {
+        let bytes = &buffer.wire.buf[..];
+        if !self.indexed {
+            for piece in bytes.chunks(CHUNK) {
+                self.wire.buf.extend_from_slice(piece);
+                if self.wire.len() >= CHUNK {
+                    self.hand_over()?;
+                }
+            }
+            return Ok(());
+        }
+        // An indexed writer's chunks hold whole packets.
+        let mut at = 0;
+        for len in index::record_lens(bytes) {
+            self.wire.buf.extend_from_slice(&bytes[at..at + len]);
+            at += len;
+            if self.wire.len() >= self.flush_at {
                 self.hand_over()?;
             }
         }
-        Ok(())
+        match at == bytes.len() {
+            true => Ok(()),
+            false => Err(io::Error::other("a packet buffer ends in a broken record")),
+        }
     }
 
     /// Give the encoded packets to the compressing thread and start a new chunk.
@@ -144,12 +232,12 @@ impl PftraceWriter {
             _ => Err(self
                 .join()
                 .err()
-                .unwrap_or_else(|| std::io::Error::other("the gzip stream closed early"))),
+                .unwrap_or_else(|| io::Error::other("the gzip stream closed early"))),
         }
     }
 
     /// Wait for the compressing thread and return its outcome.
-    fn join(&mut self) -> std::io::Result<()> {
+    fn join(&mut self) -> std::io::Result<Option<Indexed>> {
         self.chunks = None;
         match self.compressor.take().map(JoinHandle::join) {
             Some(Ok(result)) => result,
@@ -173,7 +261,19 @@ impl PftraceWriter {
         if !self.wire.is_empty() {
             self.hand_over()?;
         }
-        self.join()
+        self.join().map(drop)
+    }
+
+    /// [`Self::finish`] an indexed writer: what it wrote.
+    pub fn finish_indexed(mut self) -> std::io::Result<Indexed> {
+        if !self.wire.is_empty() {
+            self.hand_over()?;
+        }
+        let bytes = self.bytes;
+        match self.join()? {
+            Some(indexed) => Ok(Indexed { bytes, ..indexed }),
+            None => Err(io::Error::other("the writer is not indexed")),
+        }
     }
 }
 
@@ -183,7 +283,7 @@ impl Packets for PftraceWriter {
         record(&mut self.wire, &mut self.wide, body);
         self.packets += 1;
         self.bytes += (self.wire.len() - before) as u64;
-        if self.wire.len() >= CHUNK {
+        if self.wire.len() >= self.flush_at {
             self.hand_over()?;
         }
         Ok(())
@@ -300,6 +400,56 @@ mod tests {
         w.finish().unwrap();
         assert!(direct_counts.1 as usize > 2 * CHUNK);
         assert!(gunzipped(&later) == gunzipped(&direct));
+    }
+
+    #[test]
+    fn an_indexed_writer_notes_every_packet_in_blocks_of_whole_packets_that_inflate_alone() {
+        use std::os::unix::fs::FileExt;
+        let direct = Shared {
+            bytes: Arc::default(),
+            limit: usize::MAX,
+        };
+        let mut w = PftraceWriter::try_new(direct.clone(), 1).unwrap();
+        let mut x = PftraceWriter::indexed(tempfile::tempfile().unwrap(), 1).unwrap();
+        let mut buffer = PacketBuffer::default();
+        write_packets(&mut w, 100_000).unwrap();
+        write_packets(&mut x, 50_000).unwrap();
+        for i in 50_000..100_000u64 {
+            (buffer.packet(|p| slice_end(p, i as i64, 1 + i % 7, &PacketRemap::NONE))).unwrap();
+        }
+        x.append(buffer).unwrap();
+        assert_eq!(
+            (x.packets(), x.uncompressed_bytes()),
+            (w.packets(), w.uncompressed_bytes())
+        );
+        w.finish().unwrap();
+        let trace = x.finish_indexed().unwrap();
+        let text = gunzipped(&direct);
+        assert_eq!(trace.bytes, text.len() as u64);
+        assert!(trace.blocks.len() > 4, "{} blocks", trace.blocks.len());
+        // each packet noted, with its record's bytes
+        let marks = &trace.index.marks;
+        assert_eq!(marks.len(), 100_000);
+        assert_eq!(marks[70_001].ts, 70_001);
+        assert_eq!(marks[70_001].kind, PacketKind::End(1 + 70_001 % 7));
+        let ends: Vec<u64> = (marks.iter())
+            .scan(0, |at, m| {
+                *at += u64::from(m.len);
+                Some(*at)
+            })
+            .collect();
+        assert_eq!(ends.last(), Some(&trace.bytes));
+        for block in &trace.blocks {
+            assert!(
+                ends.binary_search(&block.raw.end).is_ok(),
+                "a block ends inside a packet"
+            );
+            let mut z = vec![0; (block.z.end - block.z.start) as usize];
+            trace.file.read_exact_at(&mut z, block.z.start).unwrap();
+            let len = (block.raw.end - block.raw.start) as usize;
+            let raw = crate::file::gzip::inflate_block(&z, len).unwrap();
+            assert!(raw[..] == text[block.raw.start as usize..block.raw.end as usize]);
+        }
     }
 
     #[test]
