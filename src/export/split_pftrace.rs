@@ -19,7 +19,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::{Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
@@ -121,7 +121,12 @@ pub(crate) fn split_pftrace(
         ..
     } = trace;
     let marks = &index.marks;
-    let owner = match_slices(marks);
+    // The slices' ENDs matched to their BEGINs, and the render stages by event id, side by side.
+    let (owner, stages) = std::thread::scope(|scope| {
+        let stages = scope.spawn(|| stages_by_id(marks));
+        (match_slices(marks), stages.join())
+    });
+    let stages = stages.map_err(|_| Error::Internal("splitting: a thread panicked".into()))?;
     // What each placed packet brings along (its slice's END).
     let mut carried = vec![0u64; marks.len()];
     for (i, o) in owner.iter().enumerate() {
@@ -158,13 +163,7 @@ pub(crate) fn split_pftrace(
     };
 
     // The links whose ends fall in different parts, by the packet that holds them.
-    let stages: HashMap<u64, u32> = (marks.iter().enumerate())
-        .filter_map(|(i, mark)| match mark.kind {
-            PacketKind::Stage(id) => Some((id, i as u32)),
-            _ => None,
-        })
-        .collect();
-    let mut dropped: HashMap<u32, Vec<u64>> = HashMap::new();
+    let mut dropped: FastMap<u32, Vec<u64>> = FastMap::default();
     for &(i, id) in &index.links {
         if let Some(j) = stages.get(&id) {
             if part_of(i as usize) != part_of(*j as usize) {
@@ -220,29 +219,45 @@ pub(crate) fn split_pftrace(
     drop(reader);
     profile.mark("split: byte ranges");
 
-    let dir = folder_of(output);
-    let pieces = copy_units(&units, &[source], None, &dir, Compression::new(level))?;
+    // Each part's gzip member: the header, its piece (written into the part's file), the
+    // trailer.
+    let paths: Vec<PathBuf> = (0..parts).map(|k| part_path(output, k)).collect();
+    let mut files: Vec<AtomicFile> = (paths.iter())
+        .map(|p| AtomicFile::create(p))
+        .collect::<Result<_>>()?;
+    let mut outs = Vec::with_capacity(parts);
+    for (file, path) in files.iter_mut().zip(&paths) {
+        let io = |e| Error::io(path, e);
+        file.file().write_all(&gzip::HEADER).map_err(io)?;
+        outs.push(file.file().try_clone().map_err(io)?);
+    }
+    // a clone shares the file's offset: the piece goes after the header
+    let piece_file = |k: usize| outs[k].try_clone().map_err(|e| Error::io(&paths[k], e));
+    let pieces = copy_units(
+        &units,
+        &[source],
+        None,
+        &piece_file,
+        Compression::new(level),
+    )?;
+    drop(outs);
     profile.mark("split: copy");
     let mut listed = Vec::with_capacity(parts);
-    for ((k, piece), unit) in pieces.into_iter().enumerate().zip(&units) {
-        let path = part_path(output, k);
-        let Some((mut piece, sum)) = piece else {
+    for (k, ((mut file, piece), unit)) in files.into_iter().zip(pieces).zip(&units).enumerate() {
+        let path = &paths[k];
+        let Some((_, sum)) = piece else {
             return Err(Error::Internal(
                 "splitting: a part has no gzip piece".into(),
             ));
         };
-        let mut file = AtomicFile::create(&path)?;
-        let io = |e| Error::io(&path, e);
         let out = file.file();
-        out.write_all(&gzip::HEADER).map_err(io)?;
-        piece.seek(SeekFrom::Start(0)).map_err(io)?;
-        std::io::copy(&mut piece, out).map_err(io)?;
-        out.write_all(&gzip::trailer(&sum)).map_err(io)?;
+        out.write_all(&gzip::trailer(&sum))
+            .map_err(|e| Error::io(path, e))?;
         file.commit()?;
         let tally = &tallies[k];
         let (lo, hi) = tally.range.unwrap_or((0, 0));
         listed.push(Part {
-            file: path,
+            file: path.clone(),
             start_us: lo as f64 / 1e3,
             last_us: hi as f64 / 1e3,
             events: tally.events,
@@ -317,27 +332,34 @@ impl Tally {
     }
 }
 
+/// A map with a fast hash for the split's integer keys (millions of lookups).
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// For each packet, the packet it goes with: a slice's END goes with its BEGIN (matched per
 /// track in the order trace_processor reads them: by time, an END before a BEGIN at the same
 /// time, then in file order), every other packet with itself.
 fn match_slices(marks: &[PacketMark]) -> Vec<u32> {
     let mut owner: Vec<u32> = (0..marks.len() as u32).collect();
-    let mut edges: HashMap<u64, Vec<(u64, i8, u32)>> = HashMap::new();
+    // Each track's BEGINs (1) and ENDs (-1); tracks are few, slices millions.
+    let mut track_number: FastMap<u64, usize> = FastMap::default();
+    let mut edges: Vec<Vec<(u64, i8, u32)>> = Vec::new();
     for (i, mark) in marks.iter().enumerate() {
-        match mark.kind {
-            PacketKind::Begin(track) => {
-                edges.entry(track).or_default().push((mark.ts, 1, i as u32))
-            }
-            PacketKind::End(track) => edges
-                .entry(track)
-                .or_default()
-                .push((mark.ts, -1, i as u32)),
-            _ => {}
-        }
+        let (track, d) = match mark.kind {
+            PacketKind::Begin(track) => (track, 1),
+            PacketKind::End(track) => (track, -1),
+            _ => continue,
+        };
+        let k = *track_number.entry(track).or_insert_with(|| {
+            edges.push(Vec::new());
+            edges.len() - 1
+        });
+        edges[k].push((mark.ts, d, i as u32));
     }
     let mut open = Vec::new();
-    for (_, mut e) in edges {
-        e.sort_unstable();
+    for mut e in edges {
+        // Stable, so ties stay in file order: a track's edges come in runs mostly in time
+        // order (its group's BEGINs, then its ENDs), which a stable sort merges.
+        e.sort_by_key(|&(ts, d, _)| (ts, d));
         open.clear();
         for (_, d, i) in e {
             match d {
@@ -351,6 +373,16 @@ fn match_slices(marks: &[PacketMark]) -> Vec<u32> {
         }
     }
     owner
+}
+
+/// The render stages' packets by event id.
+fn stages_by_id(marks: &[PacketMark]) -> FastMap<u64, u32> {
+    (marks.iter().enumerate())
+        .filter_map(|(i, mark)| match mark.kind {
+            PacketKind::Stage(id) => Some((id, i as u32)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The `Trace.packet` record `record` with its links to `ids` dropped.

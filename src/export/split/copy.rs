@@ -63,14 +63,23 @@ impl Unit {
 /// A finished gzip piece (None for a unit written in place).
 pub(super) type Written = Option<(File, Checksum)>;
 
+/// Where a unit's gzip piece goes: a file for unit `i`, written from its offset on.
+pub(crate) type PieceFile<'a> = &'a (dyn Fn(usize) -> Result<File> + Sync);
+
+/// A piece's file: an unnamed temporary file in `dir`.
+pub(crate) fn temporary_in(dir: &Path) -> Result<File> {
+    tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))
+}
+
 /// Copy every unit's runs, the largest units first, on every core: into its place in its
 /// plain part (`plain`: each unit's part file and offset in it), or else into a gzip piece
-/// of its own in `dir` (bytes compressed again at `level`). The pieces, in the units' order.
+/// of its own, written into `piece_file(unit)` (bytes compressed again at `level`). The
+/// pieces, in the units' order.
 pub(crate) fn copy_units(
     units: &[Unit],
     sources: &[Source],
     plain: Option<&[(&File, u64)]>,
-    dir: &Path,
+    piece_file: PieceFile,
     level: Compression,
 ) -> Result<Vec<Written>> {
     let mut order: Vec<usize> = (0..units.len()).collect();
@@ -94,8 +103,7 @@ pub(crate) fn copy_units(
                     None
                 }
                 None => {
-                    let piece = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
-                    let (piece, sum, again) = copy_blocks(unit, source, piece, level)?;
+                    let (piece, sum, again) = copy_blocks(unit, source, piece_file(i)?, level)?;
                     recompressed.fetch_add(again, Ordering::Relaxed);
                     Some((piece, sum))
                 }

@@ -27,7 +27,7 @@ use flate2::Compression;
 
 mod copy;
 
-pub(crate) use self::copy::{copy_units, Run, Source, Unit};
+pub(crate) use self::copy::{copy_units, temporary_in, Run, Source, Unit};
 use super::segments::Segment;
 use crate::error::Error;
 use crate::file::gzip;
@@ -247,7 +247,8 @@ pub(crate) fn write_parts(
             })
             .collect();
         let plain = (!gzip).then_some(&places[..]);
-        copy_units(&units, &sources, plain, &dir, Compression::fast())?
+        let piece_file = |_| temporary_in(&dir);
+        copy_units(&units, &sources, plain, &piece_file, Compression::fast())?
     };
     drop(segments);
     profile.mark("split: copy");
