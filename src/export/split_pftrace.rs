@@ -17,9 +17,7 @@
 //! is decoded and encoded again. Out: `NAME.part001.pftrace`, ... (one gzip member each)
 //! and `NAME.pftrace.parts.json`.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
@@ -29,7 +27,7 @@ use super::merge::{MergeConfig, MergeSummary};
 use super::merge_pftrace::write_merged;
 use super::pftrace::write_window;
 use super::split::{
-    copy_units, cut_points, part_path, write_listing, Part, Run, Source, SplitSummary, Unit,
+    cut_points, part_path, write_listing, write_runs, Part, PartRuns, Source, SplitSummary,
 };
 use super::{ExportSummary, PftraceConfig};
 use crate::error::Error;
@@ -183,13 +181,7 @@ pub(crate) fn split_pftrace(
         bytes,
         blocks: &blocks,
     };
-    let mut units: Vec<Unit> = (0..parts)
-        .map(|part| Unit {
-            part,
-            source: 0,
-            runs: Vec::new(),
-        })
-        .collect();
+    let mut plans: Vec<PartRuns> = (0..parts).map(|_| PartRuns::default()).collect();
     let mut tallies: Vec<Tally> = (0..parts).map(|_| Tally::default()).collect();
     let mut reader = BlockReader::default();
     let mut at = 0u64;
@@ -207,8 +199,8 @@ pub(crate) fn split_pftrace(
                 tallies[k].add(starts.then_some(mark.ts));
             }
             match &rewritten {
-                Some(record) => (units[k].runs).push(Run::Put(Cow::Owned(record.clone()))),
-                None => units[k].copy(start, end),
+                Some(record) => plans[k].put(record.clone()),
+                None => plans[k].copy(0, start, end, 0),
             }
         };
         match part_of(i) {
@@ -219,52 +211,26 @@ pub(crate) fn split_pftrace(
     drop(reader);
     profile.mark("split: byte ranges");
 
-    // Each part's gzip member: the header, its piece (written into the part's file), the
-    // trailer.
     let paths: Vec<PathBuf> = (0..parts).map(|k| part_path(output, k)).collect();
     let mut files: Vec<AtomicFile> = (paths.iter())
         .map(|p| AtomicFile::create(p))
         .collect::<Result<_>>()?;
-    let mut outs = Vec::with_capacity(parts);
-    for (file, path) in files.iter_mut().zip(&paths) {
-        let io = |e| Error::io(path, e);
-        file.file().write_all(&gzip::HEADER).map_err(io)?;
-        outs.push(file.file().try_clone().map_err(io)?);
-    }
-    // a clone shares the file's offset: the piece goes after the header
-    let piece_file = |k: usize| outs[k].try_clone().map_err(|e| Error::io(&paths[k], e));
-    let pieces = copy_units(
-        &units,
-        &[source],
-        None,
-        &piece_file,
-        Compression::new(level),
-    )?;
-    drop(outs);
+    let targets: Vec<&std::fs::File> = files.iter_mut().map(|f| &*f.file()).collect();
+    write_runs(&plans, &[source], &targets, Some(Compression::new(level)))?;
     profile.mark("split: copy");
     let mut listed = Vec::with_capacity(parts);
-    for (k, ((mut file, piece), unit)) in files.into_iter().zip(pieces).zip(&units).enumerate() {
-        let path = &paths[k];
-        let Some((_, sum)) = piece else {
-            return Err(Error::Internal(
-                "splitting: a part has no gzip piece".into(),
-            ));
-        };
-        let out = file.file();
-        out.write_all(&gzip::trailer(&sum))
-            .map_err(|e| Error::io(path, e))?;
+    for (k, (file, path)) in files.into_iter().zip(paths).enumerate() {
         file.commit()?;
         let tally = &tallies[k];
         let (lo, hi) = tally.range.unwrap_or((0, 0));
         listed.push(Part {
-            file: path.clone(),
+            file: path,
             start_us: lo as f64 / 1e3,
             last_us: hi as f64 / 1e3,
             events: tally.events,
-            bytes: unit.bytes(),
+            bytes: plans[k].bytes(),
         });
     }
-    profile.mark("split: join");
     write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)
 }
 

@@ -1,13 +1,14 @@
-//! The split's copy pass: each (source, part)'s runs copied, on every core, into its place
-//! in a plain part, or into a gzip piece of its own made of the source's compressed blocks
-//! (only the blocks a cut falls in are compressed again). A source is what one writer
-//! wrote: a Chrome segment, or a whole `.pftrace`.
+//! The split's copy pass: each part written, on every core, from its runs: byte ranges of
+//! the sources and bytes of its own (the document's frame, separators, packets rewritten).
+//! A gzipped part is one gzip member made of the sources' compressed blocks: a block that a
+//! run covers whole is copied as it is, and only the blocks a cut falls in are inflated and
+//! compressed again. A source is what one writer wrote: a Chrome segment, or a whole
+//! `.pftrace`.
 
 use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
-use std::path::Path;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use flate2::Compression;
@@ -25,173 +26,153 @@ pub(crate) struct Source<'a> {
     pub blocks: &'a [Block],
 }
 
-/// What one source gives one part: runs, in order.
-pub(crate) struct Unit {
-    pub part: usize,
-    pub source: usize,
-    pub runs: Vec<Run>,
+/// What a part holds: runs, in order.
+#[derive(Default)]
+pub(crate) struct PartRuns<'a> {
+    pub runs: Vec<Run<'a>>,
 }
 
 /// A stretch of a part.
-pub(crate) enum Run {
-    /// the source's bytes in this range (before compression)
-    Copy(u64, u64),
-    /// these bytes (a separator, a packet rewritten)
-    Put(Cow<'static, [u8]>),
+pub(crate) enum Run<'a> {
+    /// the bytes `start..end` of a source (before compression)
+    Copy { source: usize, start: u64, end: u64 },
+    /// these bytes (the frame, a separator, a packet rewritten)
+    Put(Cow<'a, [u8]>),
 }
 
-impl Unit {
-    /// Its bytes in the part.
+impl<'a> PartRuns<'a> {
+    /// Its bytes (uncompressed).
     pub fn bytes(&self) -> u64 {
         (self.runs.iter())
             .map(|run| match run {
-                Run::Copy(start, end) => end - start,
+                Run::Copy { start, end, .. } => end - start,
                 Run::Put(bytes) => bytes.len() as u64,
             })
             .sum()
     }
 
-    /// Add the source's bytes `start..end`, after the last run when they follow it.
-    pub fn copy(&mut self, start: u64, end: u64) {
+    /// Add the bytes `start..end` of `source`, as part of the last run when they follow it
+    /// within `gap` bytes (the bytes between, a separator, are copied too).
+    pub fn copy(&mut self, source: usize, start: u64, end: u64, gap: u64) {
         match self.runs.last_mut() {
-            Some(Run::Copy(_, last)) if *last == start => *last = end,
-            _ => self.runs.push(Run::Copy(start, end)),
+            Some(Run::Copy {
+                source: s, end: e, ..
+            }) if *s == source && *e + gap == start => *e = end,
+            _ => self.runs.push(Run::Copy { source, start, end }),
         }
+    }
+
+    pub fn put(&mut self, bytes: impl Into<Cow<'a, [u8]>>) {
+        self.runs.push(Run::Put(bytes.into()));
     }
 }
 
-/// A finished gzip piece (None for a unit written in place).
-pub(super) type Written = Option<(File, Checksum)>;
-
-/// Where a unit's gzip piece goes: a file for unit `i`, written from its offset on.
-pub(crate) type PieceFile<'a> = &'a (dyn Fn(usize) -> Result<File> + Sync);
-
-/// A piece's file: an unnamed temporary file in `dir`.
-pub(crate) fn temporary_in(dir: &Path) -> Result<File> {
-    tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))
-}
-
-/// Copy every unit's runs, the largest units first, on every core: into its place in its
-/// plain part (`plain`: each unit's part file and offset in it), or else into a gzip piece
-/// of its own, written into `piece_file(unit)` (bytes compressed again at `level`). The
-/// pieces, in the units' order.
-pub(crate) fn copy_units(
-    units: &[Unit],
+/// Write each part into its file (from the file's offset on), the largest parts first, on
+/// every core: as it is, or, with `gzip` (the level of what is compressed again), as one
+/// gzip member.
+pub(crate) fn write_runs(
+    parts: &[PartRuns],
     sources: &[Source],
-    plain: Option<&[(&File, u64)]>,
-    piece_file: PieceFile,
-    level: Compression,
-) -> Result<Vec<Written>> {
-    let mut order: Vec<usize> = (0..units.len()).collect();
-    order.sort_by_key(|i| std::cmp::Reverse(units[*i].bytes()));
+    files: &[&File],
+    gzip: Option<Compression>,
+) -> Result<()> {
+    let mut order: Vec<usize> = (0..parts.len()).collect();
+    order.sort_by_key(|k| std::cmp::Reverse(parts[*k].bytes()));
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let taken = AtomicUsize::new(0);
     let recompressed = AtomicU64::new(0);
-    let work = |_| -> Result<Vec<(usize, Written)>> {
-        let mut done = Vec::new();
+    let work = |_| -> Result<()> {
         let mut window = Window::default();
         loop {
-            let Some(&i) = order.get(taken.fetch_add(1, Ordering::Relaxed)) else {
-                return Ok(done);
+            let Some(&k) = order.get(taken.fetch_add(1, Ordering::Relaxed)) else {
+                return Ok(());
             };
-            let unit = &units[i];
-            let source = &sources[unit.source];
-            let written = match plain {
-                Some(places) => {
-                    let (file, at) = places[i];
-                    copy_plain(unit, source, file, at, &mut window)?;
-                    None
-                }
-                None => {
-                    let (piece, sum, again) = copy_blocks(unit, source, piece_file(i)?, level)?;
+            let out = BufWriter::with_capacity(1 << 20, files[k]);
+            let out = match gzip {
+                Some(level) => {
+                    let (out, again) = write_gzip(&parts[k], sources, out, level)?;
                     recompressed.fetch_add(again, Ordering::Relaxed);
-                    Some((piece, sum))
+                    out
                 }
+                None => write_plain(&parts[k], sources, out, &mut window)?,
             };
-            done.push((i, written));
+            out.into_inner().map_err(|e| Error::Write(e.into_error()))?;
         }
     };
-    let mut written: Vec<Option<Written>> = (0..units.len()).map(|_| None).collect();
     for done in crate::export::on_threads((0..cores).collect(), work) {
-        for (i, piece) in done? {
-            written[i] = Some(piece);
-        }
+        done?;
     }
-    if plain.is_none() {
+    if gzip.is_some() {
         let total: u64 = sources.iter().map(|s| s.bytes).sum();
         let again = recompressed.into_inner();
         crate::profile::note(&format!(
             "split: {again} of {total} bytes compressed again, in the blocks the cuts fall in"
         ));
     }
-    Ok(written.into_iter().map(Option::flatten).collect())
-}
-
-/// A unit's runs written at `at` of the plain part `file`.
-fn copy_plain(
-    unit: &Unit,
-    source: &Source,
-    file: &File,
-    mut at: u64,
-    window: &mut Window,
-) -> Result<()> {
-    window.clear();
-    let mut put = |bytes: &[u8]| -> Result<()> {
-        file.write_all_at(bytes, at).map_err(Error::Write)?;
-        at += bytes.len() as u64;
-        Ok(())
-    };
-    for run in &unit.runs {
-        let (start, end) = match run {
-            Run::Copy(start, end) => (start, end),
-            Run::Put(bytes) => {
-                put(bytes)?;
-                continue;
-            }
-        };
-        let mut from = *start;
-        while from < *end {
-            let bytes = window.at(source.file, source.bytes, from, *end)?;
-            let len = bytes.len() as u64;
-            put(bytes)?;
-            from += len;
-        }
-    }
     Ok(())
 }
 
-/// A unit's runs as one gzip piece in `out`, made of its source's blocks: a block the
-/// runs cover whole is copied compressed; the bytes of a block they cover in part are
-/// inflated and compressed again (at `level`). The piece, its checksum, and the bytes
-/// compressed again.
-fn copy_blocks(
-    unit: &Unit,
-    source: &Source,
-    out: File,
+/// A part's runs, as they are.
+fn write_plain<W: Write>(
+    part: &PartRuns,
+    sources: &[Source],
+    mut out: W,
+    window: &mut Window,
+) -> Result<W> {
+    for run in &part.runs {
+        let (source, start, end) = match *run {
+            Run::Copy { source, start, end } => (&sources[source], start, end),
+            Run::Put(ref bytes) => {
+                out.write_all(bytes).map_err(Error::Write)?;
+                continue;
+            }
+        };
+        window.clear();
+        let mut from = start;
+        while from < end {
+            let bytes = window.at(source.file, source.bytes, from, end)?;
+            let len = bytes.len() as u64;
+            out.write_all(bytes).map_err(Error::Write)?;
+            from += len;
+        }
+    }
+    Ok(out)
+}
+
+/// A part's runs as one gzip member, made of its sources' blocks: a block the runs cover
+/// whole is copied compressed; the bytes of a block they cover in part are inflated and
+/// compressed again (at `level`). The writer, and the bytes compressed again.
+fn write_gzip<W: Write>(
+    part: &PartRuns,
+    sources: &[Source],
+    mut out: W,
     level: Compression,
-) -> Result<(File, Checksum, u64)> {
+) -> Result<(W, u64)> {
+    out.write_all(&gzip::HEADER).map_err(Error::Write)?;
     let mut out = PieceOut {
-        out: BufWriter::with_capacity(1 << 20, out),
+        out,
         sum: Checksum::default(),
         fresh: None,
         level,
     };
     let mut again = 0;
-    let mut inflated: Option<(usize, Vec<u8>)> = None;
+    // the block last inflated: (source, block, its bytes)
+    let mut inflated: Option<(usize, usize, Vec<u8>)> = None;
     let mut z = Vec::new();
-    let read = |block: &Block, z: &mut Vec<u8>| -> Result<()> {
-        z.resize((block.z.end - block.z.start) as usize, 0);
-        (source.file.read_exact_at(z, block.z.start)).map_err(Error::Write)
-    };
-    let blocks = source.blocks;
-    for run in &unit.runs {
-        let (start, end) = match *run {
-            Run::Copy(start, end) => (start, end),
+    for run in &part.runs {
+        let (s, start, end) = match *run {
+            Run::Copy { source, start, end } => (source, start, end),
             Run::Put(ref bytes) => {
                 out.compress(bytes)?;
                 continue;
             }
         };
+        let source = &sources[s];
+        let read = |block: &Block, z: &mut Vec<u8>| -> Result<()> {
+            z.resize((block.z.end - block.z.start) as usize, 0);
+            (source.file.read_exact_at(z, block.z.start)).map_err(Error::Write)
+        };
+        let blocks = source.blocks;
         let mut b = blocks.partition_point(|block| block.raw.end <= start);
         let mut at = start;
         while at < end {
@@ -203,13 +184,13 @@ fn copy_blocks(
                 read(block, &mut z)?;
                 out.copy(&z, &block.sum)?;
             } else {
-                if inflated.as_ref().is_none_or(|(k, _)| *k != b) {
+                if inflated.as_ref().is_none_or(|(i, k, _)| (*i, *k) != (s, b)) {
                     read(block, &mut z)?;
                     let len = (block.raw.end - block.raw.start) as usize;
                     let raw = gzip::inflate_block(&z, len).map_err(Error::Write)?;
-                    inflated = Some((b, raw));
+                    inflated = Some((s, b, raw));
                 }
-                let raw = &inflated.as_ref().expect("inflated above").1;
+                let raw = &inflated.as_ref().expect("inflated above").2;
                 out.compress(
                     &raw[(at - block.raw.start) as usize..(to - block.raw.start) as usize],
                 )?;
@@ -219,20 +200,21 @@ fn copy_blocks(
             b += 1;
         }
     }
-    let (out, sum) = out.finish()?;
-    Ok((out, sum, again))
+    let (mut out, sum) = out.finish()?;
+    out.write_all(&gzip::trailer(&sum)).map_err(Error::Write)?;
+    Ok((out, again))
 }
 
 /// A gzip piece made of compressed blocks copied as they are and bytes compressed here.
-struct PieceOut {
-    out: BufWriter<File>,
+struct PieceOut<W: Write> {
+    out: W,
     sum: Checksum,
     /// the bytes being compressed since the last block copied, as a piece of their own
     fresh: Option<Piece<Vec<u8>>>,
     level: Compression,
 }
 
-impl PieceOut {
+impl<W: Write> PieceOut<W> {
     fn compress(&mut self, bytes: &[u8]) -> Result<()> {
         let level = self.level;
         let fresh = (self.fresh).get_or_insert_with(|| Piece::new(Vec::new(), level));
@@ -256,13 +238,9 @@ impl PieceOut {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<(File, Checksum)> {
+    fn finish(mut self) -> Result<(W, Checksum)> {
         self.end_fresh()?;
-        let out = self
-            .out
-            .into_inner()
-            .map_err(|e| Error::Write(e.into_error()))?;
-        Ok((out, self.sum))
+        Ok((self.out, self.sum))
     }
 }
 
@@ -300,11 +278,10 @@ impl Window {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Seek, SeekFrom};
+    use std::io::Read;
 
     #[test]
-    fn a_units_gzip_piece_holds_its_runs_and_copies_the_blocks_they_cover_whole() {
-        use std::io::Read;
+    fn a_gzipped_part_holds_its_runs_and_copies_the_blocks_they_cover_whole() {
         let dir = tempfile::tempdir().unwrap();
         let sink = crate::export::segments::SegmentSink {
             dir: dir.path().to_path_buf(),
@@ -329,35 +306,30 @@ mod tests {
         let m = &segment.marks;
         let end = |i: usize| m[i].start + u64::from(m[i].len);
         // events 100..12000 and 15000..15010: runs of a part cut inside blocks
-        let unit = Unit {
-            part: 0,
-            source: 0,
-            runs: vec![
-                Run::Copy(m[100].start, end(11_999)),
-                Run::Put(Cow::Borrowed(b",")),
-                Run::Copy(m[15_000].start, end(15_009)),
-            ],
-        };
+        let mut part = PartRuns::default();
+        part.put(&b"["[..]);
+        part.copy(0, m[100].start, end(11_999), 1);
+        part.put(&b","[..]);
+        part.copy(0, m[15_000].start, end(15_004), 1);
+        // follows the last run, but for the separator between them
+        part.copy(0, m[15_005].start, end(15_009), 1);
+        part.put(&b"]"[..]);
+        assert_eq!(part.runs.len(), 5);
         let source = Source {
             file: &segment.file,
             bytes: segment.bytes,
             blocks: &segment.blocks,
         };
-        let out = tempfile::tempfile().unwrap();
-        let (mut piece, sum, again) =
-            copy_blocks(&unit, &source, out, Compression::fast()).unwrap();
-        let mut gz = gzip::HEADER.to_vec();
-        piece.seek(SeekFrom::Start(0)).unwrap();
-        piece.read_to_end(&mut gz).unwrap();
-        gz.extend_from_slice(&gzip::trailer(&sum));
+        let (gz, again) = write_gzip(&part, &[source], Vec::new(), Compression::fast()).unwrap();
         let mut text = String::new();
         (flate2::read::GzDecoder::new(&gz[..]).read_to_string(&mut text)).unwrap();
-        let want = [
+        let want = format!(
+            "[{},{}]",
             events[100..12_000].join(","),
-            events[15_000..15_010].join(","),
-        ]
-        .join(",");
+            events[15_000..15_010].join(",")
+        );
         assert_eq!(text, want);
+        assert_eq!(part.bytes(), want.len() as u64);
         // only the blocks holding a run's ends are compressed again
         let block = segment.blocks[1].raw.end - segment.blocks[1].raw.start;
         assert!(

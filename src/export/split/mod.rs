@@ -8,29 +8,26 @@
 //!
 //! In: the document's segments as the export encoded them, with each event's mark (where
 //! its bytes are, its `ts`, metadata or flow: [`crate::sink::chrome::index`]); no JSON is
-//! parsed here. The cut points come from the marks, then one pass, on every core, copies
-//! each segment's byte ranges into per-(segment, part) pieces, and each part is joined from
-//! its pieces. Gzipped segments come compressed, in blocks that each inflate alone: a block
+//! parsed here. The cut points come from the marks, then each part is written, on every
+//! core, from its runs: the frame, and the segments' byte ranges. Gzipped segments come
+//! compressed, in blocks that each inflate alone: a block
 //! that falls whole into a part is copied as it is, and only the blocks that a part
 //! boundary cuts are inflated and compressed again (one gzip member per part:
 //! [`crate::file::gzip`]).
 //! Out: `NAME.part001.json[.gz]`, ... and `NAME.parts.json`, each written atomically.
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{Seek, SeekFrom, Write};
-use std::os::unix::fs::FileExt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
 
 mod copy;
 
-pub(crate) use self::copy::{copy_units, temporary_in, Run, Source, Unit};
+pub(crate) use self::copy::{write_runs, PartRuns, Run, Source};
 use super::segments::Segment;
 use crate::error::Error;
-use crate::file::gzip;
 use crate::file::AtomicFile;
 use crate::sink::chrome::{Frame, Place};
 use crate::Result;
@@ -171,19 +168,17 @@ pub(crate) fn write_parts(
     let (cut, cut_flows, cut_flow_events) = cut_flows(flows, part_of);
     profile.mark("split: cut points");
 
-    // Each (segment, part)'s byte ranges, and what each part holds.
+    // Each part's runs: the frame's head, the segments' byte ranges with separators between
+    // them, the frame's tail; and what each part holds.
     let parts = cuts.len() + 1;
     let mut tallies = vec![Tally::default(); parts];
-    let mut units = Vec::new();
-    let separator = || Run::Put(Cow::Borrowed(Frame::SEPARATOR));
+    let mut plans: Vec<PartRuns> = (0..parts).map(|_| PartRuns::default()).collect();
+    for plan in &mut plans {
+        plan.put(frame.head());
+    }
+    let mut started = vec![false; parts];
+    let gap = Frame::SEPARATOR.len() as u64;
     for (s, segment) in segments.iter().enumerate() {
-        let mut runs: Vec<Unit> = (0..parts)
-            .map(|part| Unit {
-                part,
-                source: s,
-                runs: Vec::new(),
-            })
-            .collect();
         for m in &segment.marks {
             let part = match m.place {
                 Place::Header => None,
@@ -192,18 +187,16 @@ pub(crate) fn write_parts(
             };
             let (start, end) = (m.start, m.start + u64::from(m.len));
             let mut add = |k: usize| {
-                let unit = &mut runs[k];
-                match unit.runs.last_mut() {
-                    // the separator between them is copied too
-                    Some(Run::Copy(_, last)) if *last + Frame::SEPARATOR.len() as u64 == start => {
-                        *last = end
-                    }
-                    Some(_) => {
-                        unit.runs.push(separator());
-                        unit.runs.push(Run::Copy(start, end));
-                    }
-                    None => unit.runs.push(Run::Copy(start, end)),
+                let plan = &mut plans[k];
+                match plan.runs.last() {
+                    // right after the last event: the separator between them is copied too
+                    Some(Run::Copy {
+                        source, end: last, ..
+                    }) if *source == s && *last + gap == start => {}
+                    _ if started[k] => plan.put(Frame::SEPARATOR),
+                    _ => started[k] = true,
                 }
+                plan.copy(s, start, end, gap);
                 tallies[k].add(part.map(|_| m.ts));
             };
             match part {
@@ -211,34 +204,19 @@ pub(crate) fn write_parts(
                 Some(k) => add(k),
             }
         }
-        units.extend(runs.into_iter().filter(|u| !u.runs.is_empty()));
     }
     drop(cut);
-    // in document order within each part
-    units.sort_by_key(|u| (u.part, u.source));
+    for plan in &mut plans {
+        plan.put(frame.tail());
+    }
     profile.mark("split: byte ranges");
 
     let gzip = output.extension().is_some_and(|e| e == "gz");
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
     let paths: Vec<PathBuf> = (0..parts).map(|k| part_path(output, k)).collect();
     let mut files: Vec<AtomicFile> = (paths.iter())
         .map(|p| AtomicFile::create(p))
         .collect::<Result<_>>()?;
-    // Where each unit goes in its part (uncompressed): after the head and the units before.
-    let mut offsets = Vec::with_capacity(units.len());
-    let mut next = vec![frame.head().len() as u64; parts];
-    for unit in &units {
-        offsets.push(next[unit.part]);
-        next[unit.part] += unit.bytes() + Frame::SEPARATOR.len() as u64;
-    }
-    let written = {
-        let targets: Vec<&File> = files.iter_mut().map(|f| &*f.file()).collect();
-        let places: Vec<(&File, u64)> = (units.iter().zip(&offsets))
-            .map(|(unit, at)| (targets[unit.part], *at))
-            .collect();
+    {
         let sources: Vec<Source> = (segments.iter())
             .map(|s| Source {
                 file: &s.file,
@@ -246,59 +224,15 @@ pub(crate) fn write_parts(
                 blocks: &s.blocks,
             })
             .collect();
-        let plain = (!gzip).then_some(&places[..]);
-        let piece_file = |_| temporary_in(&dir);
-        copy_units(&units, &sources, plain, &piece_file, Compression::fast())?
-    };
+        let targets: Vec<&File> = files.iter_mut().map(|f| &*f.file()).collect();
+        let level = gzip.then(Compression::fast);
+        write_runs(&plans, &sources, &targets, level)?;
+    }
     drop(segments);
     profile.mark("split: copy");
 
-    // Each part joined: the head, its units with separators between them, the tail.
     let mut listed = Vec::with_capacity(parts);
-    let mut pieces = written.into_iter().zip(&units).peekable();
-    for (k, (mut file, path)) in files.drain(..).zip(paths).enumerate() {
-        let io = |e| Error::io(&path, e);
-        let mut ours = Vec::new();
-        while let Some((piece, _)) = pieces.next_if(|(_, u)| u.part == k) {
-            ours.push(piece);
-        }
-        let end = next[k] - u64::from(!ours.is_empty());
-        match gzip {
-            true => {
-                let out = file.file();
-                out.write_all(&gzip::HEADER).map_err(io)?;
-                let (head, mut sum) = gzip::piece_of(frame.head(), Compression::fast());
-                out.write_all(&head).map_err(io)?;
-                let (comma, comma_sum) = gzip::piece_of(Frame::SEPARATOR, Compression::fast());
-                for (i, piece) in ours.into_iter().enumerate() {
-                    let Some((mut piece, piece_sum)) = piece else {
-                        continue;
-                    };
-                    if i > 0 {
-                        out.write_all(&comma).map_err(io)?;
-                        sum.then(&comma_sum);
-                    }
-                    piece.seek(SeekFrom::Start(0)).map_err(io)?;
-                    std::io::copy(&mut piece, out).map_err(io)?;
-                    sum.then(&piece_sum);
-                }
-                let (tail, tail_sum) = gzip::piece_of(frame.tail(), Compression::fast());
-                out.write_all(&tail).map_err(io)?;
-                sum.then(&tail_sum);
-                out.write_all(&gzip::trailer(&sum)).map_err(io)?;
-            }
-            false => {
-                let out = &*file.file();
-                out.write_all_at(frame.head(), 0).map_err(io)?;
-                let ends = (units.iter().zip(&offsets)).filter(|(u, _)| u.part == k);
-                let mut ends: Vec<u64> = ends.map(|(u, at)| at + u.bytes()).collect();
-                ends.pop();
-                for at in ends {
-                    out.write_all_at(Frame::SEPARATOR, at).map_err(io)?;
-                }
-                out.write_all_at(frame.tail(), end).map_err(io)?;
-            }
-        }
+    for (k, (file, path)) in files.into_iter().zip(paths).enumerate() {
         file.commit()?;
         let tally = &tallies[k];
         let (start_us, last_us) = tally.range.unwrap_or((0.0, 0.0));
@@ -307,7 +241,7 @@ pub(crate) fn write_parts(
             start_us,
             last_us,
             events: tally.timed,
-            bytes: end + frame.tail().len() as u64,
+            bytes: plans[k].bytes(),
         });
     }
     profile.mark("split: join");
