@@ -401,16 +401,7 @@ mod tests {
 
     #[test]
     fn a_packet_loses_only_the_links_it_is_told() {
-        use crate::sink::perfetto::proto::GpuRenderStageEvent;
-        let stage = TracePacket {
-            timestamp: Some(9),
-            gpu_render_stage_event: Some(GpuRenderStageEvent {
-                event_id: Some(3),
-                event_wait_ids: vec![1, 2],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let stage = crate::sink::perfetto::index::tests::stage_waiting();
         let body = stage.encode_to_vec();
         let mut record = vec![0x0a, body.len() as u8];
         record.extend_from_slice(&body);

@@ -244,7 +244,6 @@ pub(crate) fn write_parts(
             bytes: plans[k].bytes(),
         });
     }
-    profile.mark("split: join");
     write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)
 }
 

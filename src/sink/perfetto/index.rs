@@ -206,7 +206,7 @@ impl<'a> Fields<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::sink::perfetto::proto::{
         GpuCorrelation, GpuRenderStageEvent, TracePacket, TrackEvent,
@@ -220,6 +220,19 @@ mod tests {
         prost::encoding::encode_varint(body.len() as u64, &mut out);
         out.extend_from_slice(&body);
         out
+    }
+
+    /// A render stage, event id 3 at time 9, waiting for stages 1 and 2.
+    pub(crate) fn stage_waiting() -> TracePacket {
+        TracePacket {
+            timestamp: Some(9),
+            gpu_render_stage_event: Some(GpuRenderStageEvent {
+                event_id: Some(3),
+                event_wait_ids: vec![1, 2],
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -236,15 +249,7 @@ mod tests {
             }),
             ..Default::default()
         };
-        let stage = TracePacket {
-            timestamp: Some(9),
-            gpu_render_stage_event: Some(GpuRenderStageEvent {
-                event_id: Some(3),
-                event_wait_ids: vec![1, 2],
-                ..Default::default()
-            }),
-            ..Default::default()
-        };
+        let stage = stage_waiting();
         let header = TracePacket {
             trusted_packet_sequence_id: Some(1),
             ..Default::default()
