@@ -10,10 +10,9 @@
 //! its bytes are, its `ts`, metadata or flow: [`crate::sink::chrome::index`]); no JSON is
 //! parsed here. The cut points come from the marks, then each part is written, on every
 //! core, from its runs: the frame, and the segments' byte ranges. Gzipped segments come
-//! compressed, in blocks that each inflate alone: a block
-//! that falls whole into a part is copied as it is, and only the blocks that a part
-//! boundary cuts are inflated and compressed again (one gzip member per part:
-//! [`crate::file::gzip`]).
+//! compressed, in blocks that each inflate alone: a block that falls whole into a part is
+//! copied as it is, and only the blocks that a part boundary cuts are inflated and
+//! compressed again (one gzip member per part: [`crate::file::gzip`]).
 //! Out: `NAME.part001.json[.gz]`, ... and `NAME.parts.json`, each written atomically.
 
 use std::collections::HashSet;
