@@ -29,6 +29,7 @@ pub mod args;
 mod columns;
 mod frame;
 pub mod index;
+mod members;
 pub mod remap;
 
 use std::io::Write;

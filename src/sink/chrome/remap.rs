@@ -16,12 +16,15 @@
 //!
 //! Thread ids stay: a thread belongs to its (renamed) process.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, Int64Array, RecordBatch, StringArray};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Float64Type, Int64Type, Schema};
 use serde_json::Value;
+
+use super::members::{members, plain_str};
 
 use crate::error::Error;
 use crate::Result;
@@ -182,6 +185,97 @@ impl Remap {
     /// One event given as JSON text (the CPU trace's, copied as written), renamed and
     /// shifted, as JSON text.
     pub fn raw(&self, event: &str) -> Result<String> {
+        match self.raw_in_place(event)? {
+            Some(renamed) => Ok(renamed),
+            None => self.raw_by_value(event),
+        }
+    }
+
+    /// `event` with the text of its `pid`, `ts` and flow `id` replaced where they stand, the
+    /// rest copied ([`members`]); None where [`Remap::raw_by_value`] must read it: metadata
+    /// (whose `args` are renamed), an escaped key or `ph`, a repeated member.
+    fn raw_in_place(&self, event: &str) -> Result<Option<String>> {
+        let Some(found) = members(event) else {
+            return Ok(None);
+        };
+        let (mut pid, mut ts, mut ph, mut id) = (None, None, None, None);
+        for member in found {
+            let slot = match member.key {
+                "pid" => &mut pid,
+                "ts" => &mut ts,
+                "ph" => &mut ph,
+                "id" => &mut id,
+                key if key.contains('\\') => return Ok(None),
+                _ => continue,
+            };
+            if slot.replace(member.value).is_some() {
+                return Ok(None);
+            }
+        }
+        let ph = match ph.map(|r| &event[r]) {
+            Some(text) if text.starts_with('"') => match plain_str(text) {
+                Some(ph) => Some(ph),
+                None => return Ok(None),
+            },
+            _ => None,
+        };
+        if ph == Some("M") {
+            return Ok(None);
+        }
+        let mut edits: Vec<(Range<usize>, String)> = Vec::with_capacity(3);
+        if let Some(at) = pid {
+            if let Some(text) = self.renamed_id(&event[at.clone()], |p| self.pid(p), "pid")? {
+                edits.push((at, text));
+            }
+        }
+        if let Some(at) = ts.filter(|_| self.shift_ns != 0) {
+            if let Ok(t) = serde_json::from_str::<f64>(&event[at.clone()]) {
+                edits.push((at, Value::from(self.ts(t)).to_string()));
+            }
+        }
+        if let Some(at) = id.filter(|_| matches!(ph, Some("s" | "t" | "f"))) {
+            let renamed = self.renamed_id(&event[at.clone()], |i| self.flow_id(i), "flow id")?;
+            if let Some(text) = renamed {
+                edits.push((at, text));
+            }
+        }
+        edits.sort_by_key(|(at, _)| at.start);
+        let mut out = String::with_capacity(event.len() + 32);
+        let mut copied = 0;
+        for (at, text) in edits {
+            out.push_str(&event[copied..at.start]);
+            out.push_str(&text);
+            copied = at.end;
+        }
+        out.push_str(&event[copied..]);
+        Ok(Some(out))
+    }
+
+    /// The text of a renamed pid or flow id given as `value`'s JSON text: a number through
+    /// `rename`, a string prefixed; None leaves any other value as it is.
+    fn renamed_id(
+        &self,
+        value: &str,
+        rename: impl Fn(i64) -> Result<i64>,
+        what: &str,
+    ) -> Result<Option<String>> {
+        if let Some(rest) = value.strip_prefix('"') {
+            let prefix = Value::from(self.prefix.as_str()).to_string();
+            return Ok(Some(format!("{}{rest}", &prefix[..prefix.len() - 1])));
+        }
+        match serde_json::from_str::<serde_json::Number>(value) {
+            Err(_) => Ok(None),
+            Ok(n) => match n.as_i64() {
+                Some(i) => Ok(Some(rename(i)?.to_string())),
+                None => Err(Error::Usage(format!(
+                    "{what} {n}: not an integer, so it cannot be kept apart in a merged trace"
+                ))),
+            },
+        }
+    }
+
+    /// [`Remap::raw`] through a parsed value (metadata, and events the scan leaves).
+    fn raw_by_value(&self, event: &str) -> Result<String> {
         let bad = |e: serde_json::Error| Error::Internal(format!("merging a CPU-trace event: {e}"));
         let mut value: Value = serde_json::from_str(event).map_err(bad)?;
         if let Value::Object(members) = &mut value {
@@ -314,6 +408,41 @@ mod tests {
             3 * PID_STRIDE + (1 << 23) - 1
         );
         assert!(r.flow_id(-1).is_err());
+    }
+
+    #[test]
+    fn raw_events_renamed_in_place_equal_the_parsed_renaming() {
+        let events = [
+            r#"{"ph":"X","cat":"cpu_op","name":"aten::mm","pid":7,"tid":8,"ts":5000004.286,"dur":3,"args":{"pid":1,"ts":2,"id":3}}"#,
+            r#"{"ph":"s","id":9,"pid":"GPU \"0\"","tid":1,"ts":1e3,"cat":"ac2g","name":"n"}"#,
+            r#"{ "ts" : 12 , "id" : 4 , "pid" : -1 , "ph" : "i" }"#,
+            r#"{"ph":"f","id":"0x9","pid":7,"ts":0,"bp":"e"}"#,
+            r#"{"ph":"X","pid":true,"ts":"late","name":"odd"}"#,
+            r#"{"name":"no phase","pid":123456789,"ts":1.5}"#,
+        ];
+        for shift_ns in [0, 1_500, -7] {
+            let r = Remap {
+                shift_ns,
+                ..remap()
+            };
+            for event in events {
+                let in_place = r.raw_in_place(event).unwrap().expect("renamed in place");
+                let parsed = |text: &str| serde_json::from_str::<Value>(text).unwrap();
+                let by_value = parsed(&r.raw_by_value(event).unwrap());
+                assert_eq!(parsed(&in_place), by_value, "{event}");
+            }
+        }
+        let r = remap();
+        // metadata, an escaped key and a repeated member are renamed through the parsed value
+        for event in [
+            r#"{"ph":"M","name":"process_name","pid":7,"args":{"name":"python"}}"#,
+            r#"{"p\u0069d":7}"#,
+            r#"{"pid":7,"pid":8}"#,
+        ] {
+            assert_eq!(r.raw_in_place(event).unwrap(), None, "{event}");
+        }
+        assert!(r.raw(r#"{"ph":"X","pid":7.5}"#).is_err());
+        assert!(r.raw(r#"{"ph":"s","id":1.5}"#).is_err());
     }
 
     #[test]
