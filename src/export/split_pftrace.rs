@@ -116,7 +116,6 @@ pub(crate) fn split_pftrace(
         bytes,
         blocks,
         index,
-        ..
     } = trace;
     let marks = &index.marks;
     // The slices' ENDs matched to their BEGINs, and the render stages by event id, side by side.

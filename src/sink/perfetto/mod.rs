@@ -32,7 +32,7 @@ pub use remap::{PacketRemap, GPU_STRIDE, MAX_WINDOWS, SEQUENCE_STRIDE};
 pub use spread::StageSpread;
 pub use wire::Wire;
 
-use crate::file::gzip::{Block, Checksum, Piece};
+use crate::file::gzip::{Block, Piece};
 use crate::Result;
 
 /// The sequence id of every sequenced packet (the interning scope) of a window's trace (a
@@ -93,8 +93,6 @@ pub struct PftraceWriter {
 /// and each packet's mark.
 pub struct Indexed {
     pub file: File,
-    /// the checksum of its uncompressed bytes
-    pub sum: Checksum,
     /// its uncompressed bytes
     pub bytes: u64,
     pub blocks: Vec<Block>,
@@ -141,11 +139,11 @@ impl PftraceWriter {
                 chunk.clear();
                 let _ = emptied.send(chunk);
             }
-            let (out, sum) = piece.finish()?;
+            // each block carries its own checksum, which the parts combine
+            let (out, _) = piece.finish()?;
             let file = out.into_inner().map_err(|e| e.into_error())?;
             Ok(Some(Indexed {
                 file,
-                sum,
                 bytes: 0,
                 blocks,
                 index,
