@@ -9,11 +9,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Builder, StringBuilder};
+use datafusion::arrow::array::ArrayRef;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::{RecordBatch, RecordBatchOptions};
 use rusqlite::types::ValueRef;
 
+use super::cells::Builder;
 use super::source::{Col, Source, Ty, SOURCES};
 use crate::error::Error;
 use crate::Result;
@@ -481,98 +482,10 @@ impl SqliteTable {
     }
 }
 
-enum Builder {
-    Int(Int64Builder),
-    Text(StringBuilder),
-}
-
-impl Builder {
-    fn new(ty: Ty) -> Self {
-        match ty {
-            Ty::Int => Builder::Int(Int64Builder::new()),
-            Ty::Text => Builder::Text(StringBuilder::new()),
-        }
-    }
-
-    fn with_capacity(ty: Ty, rows: usize) -> Self {
-        match ty {
-            Ty::Int => Builder::Int(Int64Builder::with_capacity(rows)),
-            Ty::Text => Builder::Text(StringBuilder::with_capacity(rows, rows * 16)),
-        }
-    }
-
-    /// SQLite is dynamically typed: a cell of any storage class goes in, converted or null
-    /// (an integer in an integer column, the common case, is the first arm).
-    fn push(&mut self, v: ValueRef<'_>) {
-        match self {
-            Builder::Int(b) => b.append_option(match v {
-                ValueRef::Integer(i) => Some(i),
-                ValueRef::Real(f) if f.is_finite() && f.fract() == 0.0 => Some(f as i64),
-                ValueRef::Text(t) => std::str::from_utf8(t)
-                    .ok()
-                    .and_then(|s| s.trim().parse().ok()),
-                _ => None,
-            }),
-            Builder::Text(b) => match v {
-                ValueRef::Null => b.append_null(),
-                ValueRef::Integer(i) => b.append_value(i.to_string()),
-                ValueRef::Real(f) => b.append_value(f.to_string()),
-                ValueRef::Text(t) | ValueRef::Blob(t) => b.append_value(String::from_utf8_lossy(t)),
-            },
-        }
-    }
-
-    fn finish(self) -> ArrayRef {
-        match self {
-            Builder::Int(mut b) => Arc::new(b.finish()),
-            Builder::Text(mut b) => Arc::new(b.finish()),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use datafusion::arrow::array::{Array, Int64Array, StringArray};
-
-    fn cells(ty: Ty, values: &[ValueRef<'_>]) -> ArrayRef {
-        let mut b = Builder::new(ty);
-        for v in values {
-            b.push(*v);
-        }
-        b.finish()
-    }
-
-    #[test]
-    fn sqlite_cells_of_any_storage_class_convert_or_read_as_null() {
-        let ints = cells(
-            Ty::Int,
-            &[
-                ValueRef::Integer(7),
-                ValueRef::Real(3.0),
-                ValueRef::Real(2.5),
-                ValueRef::Text(b" 12 "),
-                ValueRef::Text(b"soon"),
-                ValueRef::Blob(b"\x01"),
-                ValueRef::Null,
-            ],
-        );
-        let ints = ints.as_any().downcast_ref::<Int64Array>().unwrap();
-        let got: Vec<Option<i64>> = ints.iter().collect();
-        assert_eq!(got, [Some(7), Some(3), None, Some(12), None, None, None]);
-        let texts = cells(
-            Ty::Text,
-            &[
-                ValueRef::Text(b"caf\xe9"),
-                ValueRef::Integer(5),
-                ValueRef::Null,
-            ],
-        );
-        let texts = texts.as_any().downcast_ref::<StringArray>().unwrap();
-        assert_eq!(texts.value(0), "caf\u{fffd}");
-        assert_eq!(texts.value(1), "5");
-        assert!(texts.is_null(2));
-    }
+    use datafusion::arrow::array::Int64Array;
 
     #[test]
     fn a_large_table_read_in_rowid_ranges_has_every_row_once_in_order() {

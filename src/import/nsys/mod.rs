@@ -16,6 +16,7 @@
 //!
 //! docs/import-nsys.md records every mapping rule.
 
+mod cells;
 mod cpu_trace;
 mod feed;
 pub mod load;
