@@ -14,6 +14,7 @@ mod import_fuzz;
 mod import_nsys;
 mod import_nsys_faults;
 mod merge;
+mod merge_pftrace;
 mod nsys_reports;
 mod outputs;
 mod perfetto;
