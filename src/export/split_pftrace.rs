@@ -150,7 +150,7 @@ pub(crate) fn split_pftrace(
         }
     }
     drop(carried);
-    let cuts = cut_points(&timed, max_bytes - header)?;
+    let cuts = cut_points(&[&timed], max_bytes - header)?;
     drop(timed);
     let parts = cuts.len() + 1;
     // Each event's part (None: a header, in every part).

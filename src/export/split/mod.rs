@@ -18,6 +18,7 @@
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use flate2::Compression;
@@ -130,31 +131,28 @@ pub(crate) fn write_parts(
 ) -> Result<SplitSummary> {
     let segments: Vec<Segment> = segments.into_iter().filter(|s| s.events > 0).collect();
     let mut profile = crate::profile::Clock::start();
-    // The header's bytes, each timed event's start and bytes, each flow event's key and start.
-    let mut header_bytes = 0u64;
-    let marks = segments.iter().map(|s| s.marks.len()).sum();
-    let mut timed: Vec<(f64, u32)> = Vec::with_capacity(marks);
-    let mut flows: Vec<(u64, f64)> = Vec::new();
-    for m in segments.iter().flat_map(|s| &s.marks) {
-        match m.place {
-            Place::Header => header_bytes += u64::from(m.len) + 1,
-            Place::Flow(key) => {
-                timed.push((m.ts, m.len + 1));
-                flows.push((key, m.ts));
-            }
-            Place::Timed => timed.push((m.ts, m.len + 1)),
-        }
-    }
+    // The marks are read on every core, each core taking a run of neighbouring segments.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let marks: Vec<usize> = segments.iter().map(|s| s.marks.len()).collect();
+    let runs = neighbours(&marks, cores);
+    let mut gathered = crate::export::on_threads(runs.clone(), |run| gather(&segments[run]));
+    let header_bytes: u64 = gathered.iter().map(|g| g.header_bytes).sum();
     let fixed = (frame.head().len() + frame.tail().len()) as u64 + header_bytes;
     if fixed >= max_bytes {
         return Err(Error::Usage(format!(
             "--max-size {max_bytes} bytes: the metadata every part repeats takes {fixed} bytes already"
         )));
     }
-    // the flow events sorted by key on another core while the cuts are found
+    // the flow events of all segments by key (a stable sort merges the cores' sorted runs),
+    // on another core while the cuts are found
+    let mut flows: Vec<(u64, f64)> = gathered
+        .iter_mut()
+        .flat_map(|g| g.flows.drain(..))
+        .collect();
+    let timed: Vec<&[(f64, u32)]> = gathered.iter().map(|g| &g.timed[..]).collect();
     let (cuts, flows) = std::thread::scope(|scope| {
         let sorted = scope.spawn(move || {
-            flows.sort_unstable_by_key(|(key, _)| *key);
+            flows.sort_by_key(|(key, _)| *key);
             flows
         });
         (cut_points(&timed, max_bytes - fixed), sorted.join())
@@ -163,48 +161,35 @@ pub(crate) fn write_parts(
     let flows =
         flows.map_err(|_| Error::Internal("splitting: a sorting thread panicked".into()))?;
     drop(timed);
+    drop(gathered);
     let part_of = |ts: f64| cuts.partition_point(|c| *c <= ts);
     let (cut, cut_flows, cut_flow_events) = cut_flows(flows, part_of);
     profile.mark("split: cut points");
 
     // Each part's runs: the frame's head, the segments' byte ranges with separators between
-    // them, the frame's tail; and what each part holds.
+    // them (placed on every core, a run of segments each), the frame's tail.
     let parts = cuts.len() + 1;
+    let placed =
+        crate::export::on_threads(runs, |run| place(&segments, run, parts, &part_of, &cut));
+    drop(cut);
     let mut tallies = vec![Tally::default(); parts];
     let mut plans: Vec<PartRuns> = (0..parts).map(|_| PartRuns::default()).collect();
     for plan in &mut plans {
         plan.put(frame.head());
     }
     let mut started = vec![false; parts];
-    let gap = Frame::SEPARATOR.len() as u64;
-    for (s, segment) in segments.iter().enumerate() {
-        for m in &segment.marks {
-            let part = match m.place {
-                Place::Header => None,
-                Place::Flow(key) if cut.contains(&key) => continue,
-                Place::Flow(_) | Place::Timed => Some(part_of(m.ts)),
-            };
-            let (start, end) = (m.start, m.start + u64::from(m.len));
-            let mut add = |k: usize| {
-                let plan = &mut plans[k];
-                match plan.runs.last() {
-                    // right after the last event: the separator between them is copied too
-                    Some(Run::Copy {
-                        source, end: last, ..
-                    }) if *source == s && *last + gap == start => {}
-                    _ if started[k] => plan.put(Frame::SEPARATOR),
-                    _ => started[k] = true,
-                }
-                plan.copy(s, start, end, gap);
-                tallies[k].add(part.map(|_| m.ts));
-            };
-            match part {
-                None => (0..parts).for_each(&mut add),
-                Some(k) => add(k),
+    for placed in placed {
+        for (k, (runs, tally)) in placed.into_iter().enumerate() {
+            if runs.runs.is_empty() {
+                continue;
             }
+            if std::mem::replace(&mut started[k], true) {
+                plans[k].put(Frame::SEPARATOR);
+            }
+            plans[k].runs.extend(runs.runs);
+            tallies[k].merge(&tally);
         }
     }
-    drop(cut);
     for plan in &mut plans {
         plan.put(frame.tail());
     }
@@ -243,13 +228,111 @@ pub(crate) fn write_parts(
             bytes: plans[k].bytes(),
         });
     }
-    write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)
+    let summary = write_listing(output, max_bytes, listed, cut_flows, cut_flow_events)?;
+    profile.mark("split: parts renamed, listing written");
+    Ok(summary)
 }
+
+/// What a run of segments' marks say: the bytes of their metadata events, each timed
+/// event's start and bytes (with the separator after it), each flow event's key and start
+/// (sorted by key).
+struct Gathered {
+    header_bytes: u64,
+    timed: Vec<(f64, u32)>,
+    flows: Vec<(u64, f64)>,
+}
+
+fn gather(segments: &[Segment]) -> Gathered {
+    let mut header_bytes = 0u64;
+    let marks = segments.iter().map(|s| s.marks.len()).sum();
+    let mut timed: Vec<(f64, u32)> = Vec::with_capacity(marks);
+    let mut flows: Vec<(u64, f64)> = Vec::new();
+    for m in segments.iter().flat_map(|s| &s.marks) {
+        match m.place {
+            Place::Header => header_bytes += u64::from(m.len) + 1,
+            Place::Flow(key) => {
+                timed.push((m.ts, m.len + 1));
+                flows.push((key, m.ts));
+            }
+            Place::Timed => timed.push((m.ts, m.len + 1)),
+        }
+    }
+    flows.sort_unstable_by_key(|(key, _)| *key);
+    Gathered {
+        header_bytes,
+        timed,
+        flows,
+    }
+}
+
+/// The segments (`marks`: each one's) in at most `n` runs of neighbours (index ranges), of
+/// about equal marks each.
+fn neighbours(marks: &[usize], n: usize) -> Vec<Range<usize>> {
+    let total: usize = marks.iter().sum();
+    let (mut runs, mut start, mut seen) = (Vec::new(), 0, 0);
+    for (i, count) in marks.iter().enumerate() {
+        seen += count;
+        if runs.len() + 1 < n && seen * n >= total * (runs.len() + 1) {
+            runs.push(start..i + 1);
+            start = i + 1;
+        }
+    }
+    runs.push(start..marks.len());
+    runs
+}
+
+/// The runs and tally, per part, of the segments `run` of `segments` (indices into all
+/// of them): each event's byte range in the part its start falls in (`part_of`), a
+/// metadata event's in every part, a cut flow's (`cut`) in none. Within a part, the runs
+/// of neighbouring events of one segment are one run (the separator between them copied
+/// too); the first run of a part has no separator before it.
+fn place(
+    segments: &[Segment],
+    run: Range<usize>,
+    parts: usize,
+    part_of: &impl Fn(f64) -> usize,
+    cut: &FlowSet,
+) -> Vec<(PartRuns<'static>, Tally)> {
+    let mut placed: Vec<(PartRuns<'static>, Tally)> =
+        (0..parts).map(|_| Default::default()).collect();
+    let gap = Frame::SEPARATOR.len() as u64;
+    for s in run {
+        for m in &segments[s].marks {
+            let part = match m.place {
+                Place::Header => None,
+                Place::Flow(key) if cut.contains(&key) => continue,
+                Place::Flow(_) | Place::Timed => Some(part_of(m.ts)),
+            };
+            let (start, end) = (m.start, m.start + u64::from(m.len));
+            let mut add = |k: usize| {
+                let (plan, tally) = &mut placed[k];
+                match plan.runs.last() {
+                    // right after the last event: the separator between them is copied too
+                    Some(Run::Copy {
+                        source, end: last, ..
+                    }) if *source == s && *last + gap == start => {}
+                    Some(_) => plan.put(Frame::SEPARATOR),
+                    None => {}
+                }
+                plan.copy(s, start, end, gap);
+                tally.add(part.map(|_| m.ts));
+            };
+            match part {
+                None => (0..parts).for_each(&mut add),
+                Some(k) => add(k),
+            }
+        }
+    }
+    placed
+}
+
+/// The keys of the flows cut (flow keys are hashes already: a fast fixed hash of them).
+type FlowSet = HashSet<u64, foldhash::fast::FixedState>;
 
 /// The flows cut (their events in more than one part), how many, and their events, from
 /// the flow events sorted by key (few flows are cut: a set of them is small).
-fn cut_flows(flows: Vec<(u64, f64)>, part_of: impl Fn(f64) -> usize) -> (HashSet<u64>, u64, u64) {
-    let (mut cut, mut cut_flow_events) = (HashSet::new(), 0);
+fn cut_flows(flows: Vec<(u64, f64)>, part_of: impl Fn(f64) -> usize) -> (FlowSet, u64, u64) {
+    let (mut cut, mut cut_flow_events) = (FlowSet::default(), 0);
     for events in flows.chunk_by(|a, b| a.0 == b.0) {
         let first = part_of(events[0].1);
         if events.iter().any(|(_, ts)| part_of(*ts) != first) {
@@ -271,6 +354,15 @@ struct Tally {
 }
 
 impl Tally {
+    fn merge(&mut self, other: &Tally) {
+        self.timed += other.timed;
+        if let Some((lo, hi)) = other.range {
+            let (l, h) = self.range.get_or_insert((lo, hi));
+            *l = l.min(lo);
+            *h = h.max(hi);
+        }
+    }
+
     fn add(&mut self, ts: Option<f64>) {
         if let Some(ts) = ts {
             self.timed += 1;
@@ -335,30 +427,32 @@ impl Start for u64 {
 
 /// The start times at which parts begin after the first (ascending): greedy, each part as
 /// full as `budget` bytes allow; events that start at the same time stay together. `timed`
-/// is each event's start and bytes, in any order.
+/// is each event's start and bytes, in any order (in runs, one per core that gathered them).
 ///
 /// The starts are counted into buckets of equal time, and only the starts of the buckets a
 /// cut can fall in are gathered and sorted ([`cut_buckets`]); the others are added whole
 /// (2.2 M starts: a sort of them all took 85-151 ms; a copy of them all, sorted into their
 /// buckets, 35 MB).
-pub(crate) fn cut_points<T: Start>(timed: &[(T, u32)], budget: u64) -> Result<Vec<T>> {
-    let (lo, hi) = (timed.iter()).fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
+pub(crate) fn cut_points<T: Start>(timed: &[&[(T, u32)]], budget: u64) -> Result<Vec<T>> {
+    let all = || timed.iter().flat_map(|run| run.iter());
+    let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
         (lo.min(t.0.number()), hi.max(t.0.number()))
     });
-    let buckets = (timed.len() / 16).clamp(1, 1 << 20);
+    let starts: usize = timed.iter().map(|run| run.len()).sum();
+    let buckets = (starts / 16).clamp(1, 1 << 20);
     let scale = match hi > lo {
         true => buckets as f64 / (hi - lo),
         false => 0.0,
     };
     let bucket = |t: T| (((t.number() - lo) * scale) as usize).min(buckets - 1);
     let mut bytes = vec![0u64; buckets];
-    for &(t, len) in timed {
+    for &(t, len) in all() {
         bytes[bucket(t)] += u64::from(len);
     }
     // The starts of the candidate buckets, grouped by bucket: `at[b]..at[b + 1]`.
     let candidate = cut_buckets(&bytes, budget);
     let mut at = vec![0usize; buckets + 1];
-    for &(t, _) in timed {
+    for &(t, _) in all() {
         let b = bucket(t);
         if candidate[b] {
             at[b + 1] += 1;
@@ -369,7 +463,7 @@ pub(crate) fn cut_points<T: Start>(timed: &[(T, u32)], budget: u64) -> Result<Ve
     }
     let mut next = at.clone();
     let mut gathered = vec![(T::default(), 0u32); at[buckets]];
-    for &(t, len) in timed {
+    for &(t, len) in all() {
         let b = bucket(t);
         if candidate[b] {
             gathered[next[b]] = (t, len);
@@ -460,12 +554,30 @@ mod tests {
     }
 
     #[test]
+    fn segments_are_shared_out_in_runs_of_neighbours_of_about_equal_marks() {
+        assert_eq!(neighbours(&[10, 10, 10, 10], 2), [0..2, 2..4]);
+        assert_eq!(neighbours(&[30, 1, 1, 1, 1], 2), [0..1, 1..5]);
+        assert_eq!(neighbours(&[5, 5], 1), [0..2]);
+        assert_eq!(neighbours(&[], 2), [0..0]);
+        assert_eq!(neighbours(&[0, 0, 0], 2), [0..1, 1..3]);
+        for n in 1..5 {
+            let marks = [7, 0, 3, 12, 1, 1, 9];
+            let runs = neighbours(&marks, n);
+            assert!(runs.len() <= n);
+            // in order, next to each other, covering all
+            assert_eq!(runs[0].start, 0);
+            assert_eq!(runs.last().unwrap().end, marks.len());
+            assert!(runs.windows(2).all(|w| w[0].end == w[1].start));
+        }
+    }
+
+    #[test]
     fn cuts_keep_each_part_under_budget_and_ties_together() {
         let timed = vec![(1.0, 40), (2.0, 40), (2.0, 40), (3.0, 40), (4.0, 10)];
-        assert_eq!(cut_points(&timed, 100).unwrap(), vec![2.0, 3.0]);
-        assert!(cut_points(&timed, 50).is_err());
+        assert_eq!(cut_points(&[&timed], 100).unwrap(), vec![2.0, 3.0]);
+        assert!(cut_points(&[&timed], 50).is_err());
         let one_time = vec![(7u64, 10); 5];
-        assert_eq!(cut_points(&one_time, 100).unwrap(), Vec::<u64>::new());
+        assert_eq!(cut_points(&[&one_time], 100).unwrap(), Vec::<u64>::new());
     }
 
     #[test]
@@ -531,7 +643,17 @@ mod tests {
             let largest = groups.values().copied().max().unwrap_or(0);
             let budget = largest.max(500 + random() % 200_000);
             let want = cuts_of_sorted(&timed, budget);
-            assert_eq!(cut_points(&timed, budget).unwrap(), want, "round {round}");
+            assert_eq!(
+                cut_points(&[&timed], budget).unwrap(),
+                want,
+                "round {round}"
+            );
+            let (a, b) = timed.split_at((random() as usize) % (n + 1));
+            assert_eq!(
+                cut_points(&[a, b], budget).unwrap(),
+                want,
+                "round {round} in runs"
+            );
         }
     }
 }
