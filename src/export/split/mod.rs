@@ -29,7 +29,7 @@ pub(crate) use self::copy::{write_runs, PartRuns, Run, Source};
 use super::segments::Segment;
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::chrome::{Frame, Place};
+use crate::sink::chrome::{Frame, Mark, Place};
 use crate::Result;
 
 /// What was written.
@@ -135,7 +135,7 @@ pub(crate) fn write_parts(
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let marks: Vec<usize> = segments.iter().map(|s| s.marks.len()).collect();
     let runs = neighbours(&marks, cores);
-    let mut gathered = crate::export::on_threads(runs.clone(), |run| gather(&segments[run]));
+    let gathered = crate::export::on_threads(runs.clone(), |run| gather(&segments[run]));
     let header_bytes: u64 = gathered.iter().map(|g| g.header_bytes).sum();
     let fixed = (frame.head().len() + frame.tail().len()) as u64 + header_bytes;
     if fixed >= max_bytes {
@@ -145,11 +145,8 @@ pub(crate) fn write_parts(
     }
     // the flow events of all segments by key (a stable sort merges the cores' sorted runs),
     // on another core while the cuts are found
-    let mut flows: Vec<(u64, f64)> = gathered
-        .iter_mut()
-        .flat_map(|g| g.flows.drain(..))
-        .collect();
-    let timed: Vec<&[(f64, u32)]> = gathered.iter().map(|g| &g.timed[..]).collect();
+    let mut flows: Vec<(u64, f64)> = gathered.into_iter().flat_map(|g| g.flows).collect();
+    let timed: Vec<&[Mark]> = segments.iter().map(|s| &s.marks[..]).collect();
     let (cuts, flows) = std::thread::scope(|scope| {
         let sorted = scope.spawn(move || {
             flows.sort_by_key(|(key, _)| *key);
@@ -161,7 +158,6 @@ pub(crate) fn write_parts(
     let flows =
         flows.map_err(|_| Error::Internal("splitting: a sorting thread panicked".into()))?;
     drop(timed);
-    drop(gathered);
     let part_of = |ts: f64| cuts.partition_point(|c| *c <= ts);
     let (cut, cut_flows, cut_flow_events) = cut_flows(flows, part_of);
     profile.mark("split: cut points");
@@ -233,35 +229,35 @@ pub(crate) fn write_parts(
     Ok(summary)
 }
 
-/// What a run of segments' marks say: the bytes of their metadata events, each timed
-/// event's start and bytes (with the separator after it), each flow event's key and start
-/// (sorted by key).
+/// What a run of segments' marks say beside the starts: the bytes of their metadata
+/// events, each flow event's key and start (sorted by key).
 struct Gathered {
     header_bytes: u64,
-    timed: Vec<(f64, u32)>,
     flows: Vec<(u64, f64)>,
 }
 
 fn gather(segments: &[Segment]) -> Gathered {
     let mut header_bytes = 0u64;
-    let marks = segments.iter().map(|s| s.marks.len()).sum();
-    let mut timed: Vec<(f64, u32)> = Vec::with_capacity(marks);
     let mut flows: Vec<(u64, f64)> = Vec::new();
     for m in segments.iter().flat_map(|s| &s.marks) {
         match m.place {
             Place::Header => header_bytes += u64::from(m.len) + 1,
-            Place::Flow(key) => {
-                timed.push((m.ts, m.len + 1));
-                flows.push((key, m.ts));
-            }
-            Place::Timed => timed.push((m.ts, m.len + 1)),
+            Place::Flow(key) => flows.push((key, m.ts)),
+            Place::Timed => {}
         }
     }
     flows.sort_unstable_by_key(|(key, _)| *key);
     Gathered {
         header_bytes,
-        timed,
         flows,
+    }
+}
+
+/// A Chrome event's start and bytes (with the separator after it); metadata has none.
+impl Timed for Mark {
+    type Start = f64;
+    fn timed(&self) -> Option<(f64, u32)> {
+        (self.place != Place::Header).then_some((self.ts, self.len + 1))
     }
 }
 
@@ -407,6 +403,20 @@ pub(crate) fn write_listing(
     })
 }
 
+/// Something a part holds, placed by its start: its start and bytes (None: in every part,
+/// not placed).
+pub(crate) trait Timed {
+    type Start: Start;
+    fn timed(&self) -> Option<(Self::Start, u32)>;
+}
+
+impl<T: Start> Timed for (T, u32) {
+    type Start = T;
+    fn timed(&self) -> Option<(T, u32)> {
+        Some(*self)
+    }
+}
+
 /// A start time, as a number that orders as it does (for the buckets of [`cut_points`]).
 pub(crate) trait Start: Copy + Default + PartialOrd + std::fmt::Display {
     fn number(self) -> f64;
@@ -427,32 +437,33 @@ impl Start for u64 {
 
 /// The start times at which parts begin after the first (ascending): greedy, each part as
 /// full as `budget` bytes allow; events that start at the same time stay together. `timed`
-/// is each event's start and bytes, in any order (in runs, one per core that gathered them).
+/// holds the events (their starts and bytes, [`Timed`]), in any order, in runs (read where
+/// they lie: no copy of them all).
 ///
 /// The starts are counted into buckets of equal time, and only the starts of the buckets a
 /// cut can fall in are gathered and sorted ([`cut_buckets`]); the others are added whole
 /// (2.2 M starts: a sort of them all took 85-151 ms; a copy of them all, sorted into their
 /// buckets, 35 MB).
-pub(crate) fn cut_points<T: Start>(timed: &[&[(T, u32)]], budget: u64) -> Result<Vec<T>> {
-    let all = || timed.iter().flat_map(|run| run.iter());
-    let (lo, hi) = all().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), t| {
-        (lo.min(t.0.number()), hi.max(t.0.number()))
-    });
-    let starts: usize = timed.iter().map(|run| run.len()).sum();
+pub(crate) fn cut_points<E: Timed>(timed: &[&[E]], budget: u64) -> Result<Vec<E::Start>> {
+    let all = || timed.iter().flat_map(|run| run.iter()).filter_map(E::timed);
+    let (lo, hi, starts) = all().fold(
+        (f64::INFINITY, f64::NEG_INFINITY, 0usize),
+        |(lo, hi, n), t| (lo.min(t.0.number()), hi.max(t.0.number()), n + 1),
+    );
     let buckets = (starts / 16).clamp(1, 1 << 20);
     let scale = match hi > lo {
         true => buckets as f64 / (hi - lo),
         false => 0.0,
     };
-    let bucket = |t: T| (((t.number() - lo) * scale) as usize).min(buckets - 1);
+    let bucket = |t: E::Start| (((t.number() - lo) * scale) as usize).min(buckets - 1);
     let mut bytes = vec![0u64; buckets];
-    for &(t, len) in all() {
+    for (t, len) in all() {
         bytes[bucket(t)] += u64::from(len);
     }
     // The starts of the candidate buckets, grouped by bucket: `at[b]..at[b + 1]`.
     let candidate = cut_buckets(&bytes, budget);
     let mut at = vec![0usize; buckets + 1];
-    for &(t, _) in all() {
+    for (t, _) in all() {
         let b = bucket(t);
         if candidate[b] {
             at[b + 1] += 1;
@@ -462,8 +473,8 @@ pub(crate) fn cut_points<T: Start>(timed: &[&[(T, u32)]], budget: u64) -> Result
         at[b + 1] += at[b];
     }
     let mut next = at.clone();
-    let mut gathered = vec![(T::default(), 0u32); at[buckets]];
-    for &(t, len) in all() {
+    let mut gathered = vec![(E::Start::default(), 0u32); at[buckets]];
+    for (t, len) in all() {
         let b = bucket(t);
         if candidate[b] {
             gathered[next[b]] = (t, len);
