@@ -568,8 +568,8 @@ mod tests {
     fn segments_are_shared_out_in_runs_of_neighbours_of_about_equal_marks() {
         assert_eq!(neighbours(&[10, 10, 10, 10], 2), [0..2, 2..4]);
         assert_eq!(neighbours(&[30, 1, 1, 1, 1], 2), [0..1, 1..5]);
-        assert_eq!(neighbours(&[5, 5], 1), [0..2]);
-        assert_eq!(neighbours(&[], 2), [0..0]);
+        assert_eq!(neighbours(&[5, 5], 1), vec![(0..2)]);
+        assert_eq!(neighbours(&[], 2), vec![(0..0)]);
         assert_eq!(neighbours(&[0, 0, 0], 2), [0..1, 1..3]);
         for n in 1..5 {
             let marks = [7, 0, 3, 12, 1, 1, 9];
