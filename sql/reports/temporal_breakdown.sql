@@ -5,24 +5,21 @@
 -- non_compute_ns the rest (communication, memory, syncs not overlapped by compute). One row per
 -- window (per rank over a rank archive). HTA works in whole µs; these are exact ns.
 WITH span AS (
-  SELECT {{part}} MIN(ts) AS first_ts, MAX(end_ts) AS last_end, SUM(end_ts - ts) AS busy_ns
+  SELECT {{part}}
+    MIN(ts) FILTER (WHERE lane = 'ALL') AS first_ts,
+    MAX(end_ts) FILTER (WHERE lane = 'ALL') AS last_end,
+    SUM(end_ts - ts) FILTER (WHERE lane = 'ALL') AS busy_ns,
+    SUM(end_ts - ts) FILTER (WHERE lane = 'COMPUTATION') AS compute_ns
   FROM _hta_merged
-  WHERE lane = 'ALL'
-  {{group_by_part}}
-),
-compute AS (
-  SELECT {{part}} SUM(end_ts - ts) AS compute_ns
-  FROM _hta_merged
-  WHERE lane = 'COMPUTATION'
+  WHERE lane IN ('ALL', 'COMPUTATION')
   {{group_by_part}}
 ),
 total AS (
-  SELECT {{part s}}
-    s.last_end - s.first_ts AS kernel_ns,
-    s.last_end - s.first_ts - s.busy_ns AS idle_ns,
-    COALESCE(c.compute_ns, 0) AS compute_ns
-  FROM span s
-  LEFT JOIN compute c ON TRUE {{same_window s c}}
+  SELECT {{part}}
+    last_end - first_ts AS kernel_ns,
+    last_end - first_ts - busy_ns AS idle_ns,
+    COALESCE(compute_ns, 0) AS compute_ns
+  FROM span
 )
 SELECT
   {{part}}

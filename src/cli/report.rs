@@ -95,7 +95,12 @@ pub async fn run(args: ReportArgs) -> anyhow::Result<()> {
     #[cfg(not(feature = "cluster"))]
     let (window, ctx) = super::open_catalog(args.window.as_deref()).await?;
     let partitions = window.partition_keys.clone();
-    tracesql::report::register_helpers(&ctx, &partitions).await?;
+    // A cluster runs each query's plan apart: helpers held here would not reach it.
+    #[cfg(feature = "cluster")]
+    let hold_shared = args.cluster.is_none();
+    #[cfg(not(feature = "cluster"))]
+    let hold_shared = true;
+    tracesql::report::register_helpers_for(&ctx, &partitions, &reports, hold_shared).await?;
     let inputs = [window.root.as_path()];
     match format {
         Format::Html => write_html(&args, &reports, &ctx, &partitions, &window).await,
@@ -154,15 +159,42 @@ async fn write_each(
         OutputFormat::Table | OutputFormat::Line => "txt".to_string(),
         other => format!("{other:?}").to_ascii_lowercase(),
     };
+    let mut jobs = Vec::with_capacity(reports.len());
     for report in reports {
         let path = dir.join(format!("{}.{extension}", report.name));
-        let sql = report.sql(partitions, &[])?;
-        super::query::write_result(ctx, &sql, format, Some(&path), None, inputs)
-            .await
-            .with_context(|| format!("report {}", report.name))?;
+        jobs.push((report.name, report.sql(partitions, &[])?, path));
     }
+    let inputs: Vec<PathBuf> = inputs.iter().map(|p| p.to_path_buf()).collect();
+    on_every_core(jobs, |(name, sql, path)| {
+        let (ctx, inputs) = (ctx.clone(), inputs.clone());
+        async move {
+            let inputs: Vec<&std::path::Path> = inputs.iter().map(PathBuf::as_path).collect();
+            super::query::write_result(&ctx, &sql, format, Some(&path), None, &inputs)
+                .await
+                .with_context(|| format!("report {name}"))
+        }
+    })
+    .await?;
     eprintln!("wrote {} reports into {}", reports.len(), dir.display());
     Ok(())
+}
+
+/// `job` of every item, each on its own task and at most one per core at once; the results
+/// in order. A small report's time is mostly planning, which takes one core per query.
+async fn on_every_core<I, T, F, Fut>(items: Vec<I>, job: F) -> anyhow::Result<Vec<T>>
+where
+    F: Fn(I) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    use futures::StreamExt;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let tasks = items.into_iter().map(|item| tokio::spawn(job(item)));
+    let results: Vec<_> = futures::stream::iter(tasks).buffered(cores).collect().await;
+    results
+        .into_iter()
+        .map(|joined| joined.context("a report's task failed")?)
+        .collect()
 }
 
 fn print_list() {
@@ -185,19 +217,21 @@ async fn write_html(
         bail!("an HTML report is a file: pass --output report.html");
     };
     tracesql::file::refuse_writing_into(path, &[window.root.as_path()], "--output")?;
-    let mut outputs = Vec::with_capacity(reports.len());
-    for report in reports {
-        let values = if reports.len() == 1 {
-            &args.params[..]
-        } else {
-            &[]
-        };
-        let output = report
-            .collect(ctx, partitions, values)
-            .await
-            .with_context(|| format!("report {}", report.name))?;
-        outputs.push(output);
-    }
+    let values = if reports.len() == 1 {
+        args.params.clone()
+    } else {
+        Vec::new()
+    };
+    let outputs = on_every_core(reports.to_vec(), |report| {
+        let (ctx, partitions, values) = (ctx.clone(), partitions.to_vec(), values.clone());
+        async move {
+            report
+                .collect(&ctx, &partitions, &values)
+                .await
+                .with_context(|| format!("report {}", report.name))
+        }
+    })
+    .await?;
     let page = tracesql::report::html::render(&outputs, &window.root.display().to_string());
     let mut file = tracesql::file::AtomicFile::create(path)?;
     let mut out = file.writer();

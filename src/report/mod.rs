@@ -34,7 +34,7 @@ pub struct Param {
 }
 
 /// A report of `sql/reports/`, its header read.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Report {
     pub name: &'static str,
     /// The one line after `@report NAME:`.
@@ -168,6 +168,91 @@ pub async fn register_helpers(ctx: &SessionContext, partitions: &[String]) -> Re
     crate::sql::create_views(ctx, helpers, partitions).await
 }
 
+/// Create the helpers that `reports` read, in `ctx`, for one run of all of them. A helper
+/// that two or more of the run's queries read (reports, or helpers they read) is computed
+/// once and held as a table when `hold_shared`; the others stay views. DataFusion inlines a
+/// view into each query that reads it, so a shared view is planned and run again per reader,
+/// and planning is most of a report's time on real traces: the five HTA reports of one
+/// command took 135 ms with views against 65 ms with shared helpers held (HTA's 15 k-op test
+/// trace, scripts/bench-reports.sh). A held helper costs the memory of its rows for the run.
+pub async fn register_helpers_for(
+    ctx: &SessionContext,
+    partitions: &[String],
+    reports: &[Report],
+    hold_shared: bool,
+) -> Result<()> {
+    let helpers: Vec<&SqlObject> = REPORTS.iter().filter(|o| o.name.starts_with('_')).collect();
+    // Readers of each helper among the run's queries, walking from the reports down (helpers
+    // are in dependency order, so a reader comes after what it reads).
+    let mut needed: Vec<String> = reports.iter().map(|r| code(r.object.text)).collect();
+    let mut readers = vec![0usize; helpers.len()];
+    for (i, helper) in helpers.iter().enumerate().rev() {
+        readers[i] = needed
+            .iter()
+            .filter(|text| reads(text, helper.name))
+            .count();
+        if readers[i] > 0 {
+            needed.push(code(helper.text));
+        }
+    }
+    for (helper, readers) in helpers.iter().zip(readers) {
+        if readers == 0 {
+            continue;
+        }
+        let text = crate::sql::expand(helper.text, partitions)?;
+        let named = |e: Error| Error::Internal(format!("sql/{}: {e}", helper.path));
+        if hold_shared && readers >= 2 {
+            let query = view_query(&text, helper.name).ok_or_else(|| {
+                named(Error::Internal("must be one CREATE OR REPLACE VIEW".into()))
+            })?;
+            let create = format!("CREATE TABLE {} AS {query}", helper.name);
+            ctx.sql(&create).await.map_err(|e| named(e.into()))?;
+        } else {
+            ctx.sql(&text).await.map_err(|e| named(e.into()))?;
+        }
+    }
+    Ok(())
+}
+
+/// SQL `text` without its `--` comments (which name helpers too).
+fn code(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut quoted = false;
+        let mut end = line.len();
+        for (i, c) in line.char_indices() {
+            match c {
+                '\'' => quoted = !quoted,
+                '-' if !quoted && line[i..].starts_with("--") => {
+                    end = i;
+                    break;
+                }
+                _ => {}
+            }
+        }
+        out.push_str(&line[..end]);
+        out.push('\n');
+    }
+    out
+}
+
+/// Whether the SQL `text` names `name` (as a whole word).
+fn reads(text: &str, name: &str) -> bool {
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+/// The query of a helper file `text`, `CREATE OR REPLACE VIEW name AS query`.
+fn view_query<'t>(text: &'t str, name: &str) -> Option<&'t str> {
+    let header = format!("CREATE OR REPLACE VIEW {name} AS");
+    let (_, query) = text.split_once(&header)?;
+    (!query.contains("CREATE ")).then_some(query)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,6 +278,19 @@ mod tests {
                     param.name
                 );
             }
+        }
+    }
+
+    #[test]
+    fn helpers_are_read_by_name_outside_comments() {
+        let text = code("-- reads _hta_gpu_op\nSELECT '--' AS x FROM _hta_merged -- _queue_step\n");
+        assert!(reads(&text, "_hta_merged"));
+        assert!(!reads(&text, "_hta_gpu_op"));
+        assert!(!reads(&text, "_queue_step"));
+        assert!(!reads("SELECT * FROM _hta_merged_x", "_hta_merged"));
+        for helper in REPORTS.iter().filter(|o| o.name.starts_with('_')) {
+            let text = crate::sql::expand(helper.text, &[]).unwrap();
+            assert!(view_query(&text, helper.name).is_some(), "{}", helper.name);
         }
     }
 

@@ -59,9 +59,9 @@ impl Tables {
         }
     }
 
-    /// Close every file (tables without rows leave none).
+    /// Close every file (tables without rows leave none), each encoded on its own thread.
     pub fn finish(self) -> Result<()> {
-        for table in [
+        let tables = [
             self.kernel,
             self.memcpy,
             self.memset,
@@ -70,10 +70,19 @@ impl Tables {
             self.sync,
             self.cuda_event,
             self.overhead,
-        ] {
-            table.finish()?;
-        }
-        Ok(())
+        ];
+        std::thread::scope(|scope| {
+            let finishing: Vec<_> = tables
+                .into_iter()
+                .map(|table| scope.spawn(move || table.finish()))
+                .collect();
+            for table in finishing {
+                table
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?;
+            }
+            Ok(())
+        })
     }
 }
 
