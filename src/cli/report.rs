@@ -179,8 +179,10 @@ async fn write_each(
     Ok(())
 }
 
-/// `job` of every item, each on its own task and at most one per core at once; the results
-/// in order. A small report's time is mostly planning, which takes one core per query.
+/// `job` of every item, each on its own task, two per core at once; the results in order.
+/// A small report's time is mostly planning, which takes one core per query, and a report
+/// waiting for a held helper another is computing takes none: with one per core, the five HTA
+/// reports over HTA's 15 k-op test trace took 57 ms, with two 50 ms.
 async fn on_every_core<I, T, F, Fut>(items: Vec<I>, job: F) -> anyhow::Result<Vec<T>>
 where
     F: Fn(I) -> Fut,
@@ -190,7 +192,10 @@ where
     use futures::StreamExt;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let tasks = items.into_iter().map(|item| tokio::spawn(job(item)));
-    let results: Vec<_> = futures::stream::iter(tasks).buffered(cores).collect().await;
+    let results: Vec<_> = futures::stream::iter(tasks)
+        .buffered(2 * cores)
+        .collect()
+        .await;
     results
         .into_iter()
         .map(|joined| joined.context("a report's task failed")?)

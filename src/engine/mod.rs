@@ -9,8 +9,10 @@
 //! - [`sorting_after_unions`]: the doctor's examples (a DataFusion 55 planning bug);
 //! - [`RowLookup`]: a scalar function standing in for a join;
 //! - [`left_merge_join`]: a merge join the planner would not choose, over two queries
-//!   already in key order.
+//!   already in key order;
+//! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers).
 
+mod held_view;
 mod merge_join;
 mod row_lookup;
 pub mod text_group;
@@ -20,6 +22,7 @@ use std::sync::Arc;
 use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+pub use held_view::HeldView;
 pub use merge_join::left_merge_join;
 pub use row_lookup::RowLookup;
 

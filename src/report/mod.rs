@@ -17,6 +17,8 @@ mod plots;
 mod sample;
 pub mod svg;
 
+use std::sync::Arc;
+
 use datafusion::prelude::SessionContext;
 
 pub use output::ReportOutput;
@@ -169,12 +171,9 @@ pub async fn register_helpers(ctx: &SessionContext, partitions: &[String]) -> Re
 }
 
 /// Create the helpers that `reports` read, in `ctx`, for one run of all of them. A helper
-/// that two or more of the run's queries read (reports, or helpers they read) is computed
-/// once and held as a table when `hold_shared`; the others stay views. DataFusion inlines a
-/// view into each query that reads it, so a shared view is planned and run again per reader,
-/// and planning is most of a report's time on real traces: the five HTA reports of one
-/// command took 135 ms with views against 65 ms with shared helpers held (HTA's 15 k-op test
-/// trace, scripts/bench-reports.sh). A held helper costs the memory of its rows for the run.
+/// that two or more of the run's queries read (reports, or helpers they read) is held
+/// ([`crate::engine::HeldView`]: computed once, on its first read) when `hold_shared`; the
+/// others are views. A held helper costs the memory of its rows for the run.
 pub async fn register_helpers_for(
     ctx: &SessionContext,
     partitions: &[String],
@@ -205,8 +204,14 @@ pub async fn register_helpers_for(
             let query = view_query(&text, helper.name).ok_or_else(|| {
                 named(Error::Internal("must be one CREATE OR REPLACE VIEW".into()))
             })?;
-            let create = format!("CREATE TABLE {} AS {query}", helper.name);
-            ctx.sql(&create).await.map_err(|e| named(e.into()))?;
+            let plan = ctx
+                .sql(query)
+                .await
+                .map_err(|e| named(e.into()))?
+                .into_unoptimized_plan();
+            let held = Arc::new(crate::engine::HeldView::new(plan));
+            ctx.register_table(helper.name, held)
+                .map_err(|e| named(e.into()))?;
         } else {
             ctx.sql(&text).await.map_err(|e| named(e.into()))?;
         }
