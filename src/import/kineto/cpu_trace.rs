@@ -23,13 +23,7 @@ use super::doc::{Doc, Member};
 /// window, 15 ms of HTA's 15 k-op test trace in one piece.
 pub fn write(doc: &Doc, keep: &[bool], path: &Path) -> Result<u64> {
     let io = |e| Error::io(path, e);
-    let kept: Vec<&str> = doc
-        .events
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| **k)
-        .map(|(raw, _)| *raw)
-        .collect();
+    let kept = kept(doc, keep);
     let half = halfway(&kept);
     let file = File::create(path).map_err(io)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
@@ -59,6 +53,16 @@ pub fn write(doc: &Doc, keep: &[bool], path: &Path) -> Result<u64> {
     Ok(kept.len() as u64)
 }
 
+/// The raw text of the events whose `keep` flag is set, in file order.
+fn kept<'a>(doc: &Doc<'a>, keep: &[bool]) -> Vec<&'a str> {
+    doc.events
+        .iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(raw, _)| *raw)
+        .collect()
+}
+
 /// The index that splits `events` into two runs of about the same length.
 fn halfway(events: &[&str]) -> usize {
     let total: usize = events.iter().map(|e| e.len()).sum();
@@ -74,13 +78,7 @@ fn halfway(events: &[&str]) -> usize {
 
 #[cfg(test)]
 fn write_json<W: Write>(out: &mut W, doc: &Doc, keep: &[bool]) -> std::io::Result<u64> {
-    let kept: Vec<&str> = doc
-        .events
-        .iter()
-        .zip(keep)
-        .filter(|(_, k)| **k)
-        .map(|(raw, _)| *raw)
-        .collect();
+    let kept = kept(doc, keep);
     write_head(out, doc)?;
     write_events(out, &kept, false)?;
     write_tail(out, doc)?;
