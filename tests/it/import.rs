@@ -339,6 +339,33 @@ async fn several_traces_make_an_archive_partitioned_by_rank() {
     );
 }
 
+#[test]
+fn window_ids_and_progress_follow_input_order_while_traces_import_in_parallel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let archive = tmp.path().join("a");
+    // rank 1 twice: its windows are numbered in the order the traces were given, whichever
+    // worker finishes first, and each trace's line comes in that order too
+    let out = import(&[fixture(DLRM1), fixture(DLRM0), fixture(DLRM1)], &archive);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let windows: Vec<String> = stderr(&out)
+        .lines()
+        .filter_map(|l| l.split(" -> ").nth(1))
+        .map(|rest| rest.split(':').next().unwrap().to_string())
+        .collect();
+    let expected: Vec<String> = [
+        "rank=1/window_id=000001",
+        "rank=0/window_id=000001",
+        "rank=1/window_id=000002",
+    ]
+    .iter()
+    .map(|rel| archive.join(rel).display().to_string())
+    .collect();
+    assert_eq!(windows, expected);
+    for rel in &expected {
+        assert!(Path::new(rel).join("kernel.parquet").is_file(), "{rel}");
+    }
+}
+
 /// A hand-written trace with the quirks of older and odder producers.
 const QUIRKS: &str = r#"{
   "schemaVersion": 1,
