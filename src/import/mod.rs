@@ -196,6 +196,7 @@ fn import_archive(
     let done = done.into_inner().unwrap_or_else(|p| p.into_inner());
     Ok(done.reports.into_iter().flatten().collect())
 }
+
 /// Window ids per rank, handed out in input order: position p gets its id once p - 1 has had
 /// its turn (or given it up).
 #[derive(Default)]
