@@ -9,7 +9,10 @@
 //!   single window, so joins never pair rows of different windows;
 //! - `{{group_by_part}}` / `{{partition_by_part}}`: `GROUP BY` / `PARTITION BY` the partition
 //!   columns; nothing for a single window (for one row, or one window frame, per window);
-//! - `{{param NAME}}`: a report parameter's value (reports only, see `report`).
+//! - `{{param NAME}}`: a report parameter's value (reports only, see `report`);
+//! - `{{file_row}}` / `{{file_row t}}`: `file_row, ` (qualified by `t`), each row's place in
+//!   its table's file, where the catalog's scans count it (the export's:
+//!   [`crate::catalog::file_order`], see [`register_views_in_file_order`]); nothing elsewhere.
 
 use datafusion::prelude::SessionContext;
 
@@ -153,6 +156,16 @@ pub fn expand_with(
     partitions: &[String],
     param: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String> {
+    expand_all(text, partitions, false, param)
+}
+
+/// [`expand_with`]; `file_row`: the catalog's tables have the `file_row` column.
+fn expand_all(
+    text: &str,
+    partitions: &[String],
+    file_row: bool,
+    param: &dyn Fn(&str) -> Option<String>,
+) -> Result<String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -183,6 +196,9 @@ pub fn expand_with(
                 out.push_str(&partitions.join(", "));
             }
             ["partition_by_part"] => {}
+            ["file_row"] if file_row => out.push_str("file_row, "),
+            ["file_row", t] if file_row => out.push_str(&format!("{t}.file_row, ")),
+            ["file_row"] | ["file_row", _] => {}
             ["param", name] => out.push_str(&param(name).ok_or_else(|| {
                 Error::Internal(format!("unknown parameter {name} in a sql/ file"))
             })?),
@@ -205,6 +221,19 @@ pub async fn register_views(ctx: &SessionContext, partitions: &[String]) -> Resu
     create_views(ctx, VIEWS.iter(), partitions).await
 }
 
+/// [`register_views`] over tables that count their rows' places in their files (the
+/// export's): `gpu_op` and `api_call` carry `file_row` too.
+pub async fn register_views_in_file_order(
+    ctx: &SessionContext,
+    partitions: &[String],
+) -> Result<()> {
+    for object in VIEWS {
+        let text = expand_all(object.text, partitions, true, &|_| None)?;
+        create_view(ctx, object, &text).await?;
+    }
+    Ok(())
+}
+
 /// Create the views `objects` define in `ctx`, in order, placeholders expanded for
 /// `partitions`; a failure names the file (it is ours, not the user's).
 pub async fn create_views(
@@ -213,11 +242,16 @@ pub async fn create_views(
     partitions: &[String],
 ) -> Result<()> {
     for object in objects {
-        let text = expand(object.text, partitions)?;
-        ctx.sql(&text)
-            .await
-            .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
+        create_view(ctx, object, &expand(object.text, partitions)?).await?;
     }
+    Ok(())
+}
+
+/// Run `object`'s expanded `text`; a failure names the file.
+async fn create_view(ctx: &SessionContext, object: &SqlObject, text: &str) -> Result<()> {
+    ctx.sql(text)
+        .await
+        .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
     Ok(())
 }
 
@@ -255,6 +289,14 @@ mod tests {
         );
         assert_eq!(expand_with(text, &[], &param).unwrap(), "SELECT 42 FROM x ");
         assert!(expand_with("{{param m}}", &[], &param).is_err());
+    }
+
+    #[test]
+    fn file_row_expands_only_where_the_tables_count_it() {
+        let text = "SELECT {{file_row}}{{file_row t}}a";
+        assert_eq!(expand(text, &[]).unwrap(), "SELECT a");
+        let counted = expand_all(text, &[], true, &|_| None).unwrap();
+        assert_eq!(counted, "SELECT file_row, t.file_row, a");
     }
 
     #[test]

@@ -4,8 +4,5 @@ CREATE OR REPLACE VIEW _chrome_active_device AS
 SELECT DISTINCT
   -- device ordinal
   device_id
-FROM (
-  SELECT device_id FROM kernel
-  UNION ALL SELECT device_id FROM gpu_memcpy
-  UNION ALL SELECT device_id FROM gpu_memset
-)
+FROM gpu_op
+WHERE kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')

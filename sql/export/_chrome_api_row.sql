@@ -1,9 +1,10 @@
 -- @export held readers_first
--- _chrome_api_row: the runtime and driver API calls the reference draws (runtime names not
--- on its blocklist, driver names on its allowlist), each on its CPU thread: the thread of
--- the Kineto op whose external id the call carries (external_correlation, last linked row
--- per correlation wins) when that op is in the call's process, else thread_resource's
--- mapping of the signed low 32 bits of the CUPTI thread id, else those bits themselves.
+-- _chrome_api_row: the runtime and driver API calls (api_call) the reference draws (runtime
+-- names not on its blocklist, driver names on its allowlist), each on its CPU thread: the
+-- thread of the Kineto op whose external id the call carries (external_correlation, last
+-- linked row per correlation wins) when that op is in the call's process, else
+-- thread_resource's mapping of the signed low 32 bits of the CUPTI thread id, else those
+-- bits themselves.
 CREATE OR REPLACE VIEW _chrome_api_row AS
 -- external_correlation rows (`ord`: place in the file) whose external id has a CPU thread
 WITH linked AS (
@@ -53,26 +54,12 @@ RIGHT JOIN (
       ELSE name IN ('cuLaunchKernel', 'cuLaunchKernelEx')
     END AS launches
   FROM (
-    SELECT r.*, COALESCE(c.name, r.window_name, concat('cbid_', CAST(r.cbid AS VARCHAR))) AS name
-    FROM (
-      SELECT 0 AS kind_rank, 'cuda_runtime' AS cat, file_row AS ord, cbid,
-        start_ns, end_ns, process_id, correlation_id,
-        CASE WHEN (thread_id & 4294967295) >= 2147483648
-             THEN (thread_id & 4294967295) - 4294967296
-             ELSE thread_id & 4294967295 END AS thread_id_i32,
-        name AS window_name
-      FROM cuda_runtime
-      UNION ALL
-      SELECT 1, 'cuda_driver', file_row, cbid, start_ns, end_ns, process_id,
-        correlation_id,
-        CASE WHEN (thread_id & 4294967295) >= 2147483648
-             THEN (thread_id & 4294967295) - 4294967296
-             ELSE thread_id & 4294967295 END,
-        name
-      FROM cuda_driver
-    ) r
-    LEFT JOIN cbid c
-      ON c.cbid = r.cbid AND c.domain = CASE WHEN r.kind_rank = 0 THEN 'runtime' ELSE 'driver' END
+    SELECT
+      CASE domain WHEN 'runtime' THEN 0 ELSE 1 END AS kind_rank,
+      CASE domain WHEN 'runtime' THEN 'cuda_runtime' ELSE 'cuda_driver' END AS cat,
+      file_row AS ord, cbid, name, ts AS start_ns, ts + dur AS end_ns, process_id,
+      correlation_id, thread_id_i32
+    FROM api_call
   )
   WHERE (kind_rank = 0 AND name NOT IN ('cudaGetDevice', 'cudaSetDevice', 'cudaGetLastError',
                                         'cudaEventCreate', 'cudaEventCreateWithFlags',

@@ -11,12 +11,13 @@ SELECT
   o.start_ns,
   o.end_ns
 FROM (SELECT *, file_row AS ord FROM overhead) o
+-- (the API calls' ends from their tables: api_call would name every call, a join, for it)
 CROSS JOIN (
   SELECT COALESCE(max(end_ns), 0) AS last_end FROM (
-    SELECT end_ns FROM kernel UNION ALL SELECT end_ns FROM gpu_memcpy
-    UNION ALL SELECT end_ns FROM gpu_memset UNION ALL SELECT end_ns FROM graph_host_node
-    UNION ALL SELECT end_ns FROM graph_event_node UNION ALL SELECT end_ns FROM cuda_runtime
-    UNION ALL SELECT end_ns FROM cuda_driver UNION ALL SELECT end_ns FROM cuda_sync
+    SELECT ts + dur AS end_ns FROM gpu_op
+    UNION ALL SELECT end_ns FROM cuda_runtime
+    UNION ALL SELECT end_ns FROM cuda_driver
+    UNION ALL SELECT end_ns FROM cuda_sync
   )
 ) m
 WHERE NOT (o.name = 'Activity Buffer Request' AND m.last_end > 0 AND o.start_ns > m.last_end)

@@ -4,6 +4,8 @@
 CREATE OR REPLACE VIEW api_call AS
 SELECT
   {{part r}}
+  -- in the export's catalog: the row's 1-based place in its table's file
+  {{file_row r}}
   -- 'runtime' or 'driver'
   'runtime' AS domain,
   -- CUPTI callback id
@@ -29,6 +31,7 @@ LEFT JOIN cbid c ON c.domain = 'runtime' AND c.cbid = r.cbid
 UNION ALL
 SELECT
   {{part d}}
+  {{file_row d}}
   'driver' AS domain,
   d.cbid,
   COALESCE(c.name, d.name, concat('cbid_', CAST(d.cbid AS VARCHAR))) AS name,

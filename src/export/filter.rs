@@ -78,7 +78,7 @@ pub(crate) async fn register_catalog(
         "cpu_event",
         Arc::new(super::shared_rows::HeldRows::new("cpu_event", cpu_table)),
     )?;
-    crate::sql::register_views(ctx, &window.partition_keys).await?;
+    crate::sql::register_views_in_file_order(ctx, &window.partition_keys).await?;
     if !filter.is_active() {
         return Ok(());
     }
@@ -95,7 +95,7 @@ pub(crate) async fn register_catalog(
     run(ctx, &correlation_views("_kept")).await?;
     // The views were planned on the unfiltered tables: plan them on what remains, before any
     // export plan is registered.
-    crate::sql::register_views(ctx, &window.partition_keys).await
+    crate::sql::register_views_in_file_order(ctx, &window.partition_keys).await
 }
 
 /// After the export plans are registered: drop each launch-flow end whose partner the

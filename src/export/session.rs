@@ -96,7 +96,7 @@ pub async fn plan_session(window: &Window) -> Result<SessionContext> {
     let ctx = crate::engine::export_session(ExportTuning { filtered: false });
     crate::catalog::register_window(&ctx, window).await?;
     crate::catalog::file_order::number_window_tables(&ctx).await?;
-    crate::sql::register_views(&ctx, &window.partition_keys).await?;
+    crate::sql::register_views_in_file_order(&ctx, &window.partition_keys).await?;
     let base = TraceBase {
         base_ns: 0,
         cpu_base_ns: 0,
