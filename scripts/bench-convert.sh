@@ -5,16 +5,13 @@
 #   scripts/bench-convert.sh [WINDOWS] [EVENTS_PER_WINDOW] [FORMAT]   (default 8 200000 chrome)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Release builds get their own target dir so they never hold the lock of the dev/test one.
-export CARGO_TARGET_DIR="${TRACESQL_RELEASE_TARGET:-$HOME/.cache/tracesql-target-release}"
 windows="${1:-8}"
 events="${2:-200000}"
 format="${3:-chrome}"
 jobs="${JOBS:-$(nproc)}"
 out="${TRACESQL_BENCH_DIR:-$PWD/bench-out}/convert-$windows-$events"
 
-cargo build --release --quiet
-bin="$CARGO_TARGET_DIR/release/tracesql"
+source scripts/bench-build.sh # $bin, the profile named on stderr
 for i in $(seq 1 "$windows"); do
   w="$out/archive/window_id=$(printf %06d "$i")"
   [ -d "$w" ] || "$bin" synth --out "$w" --events "$events" --seed "$i" >/dev/null 2>&1

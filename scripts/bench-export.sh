@@ -10,8 +10,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-# Release builds get their own target dir so they never hold the lock of the dev/test one.
-export CARGO_TARGET_DIR="${TRACESQL_RELEASE_TARGET:-$HOME/.cache/tracesql-target-release}"
 events="${1:-1000000}"
 seed=${SEED_DIR:-$root/../shared/seed}
 venv=${SEED_VENV:-$HOME/.cache/tracesql-oracle-venv}
@@ -21,8 +19,7 @@ out="${TRACESQL_BENCH_DIR:-$root/bench-out}"
 window="$out/s$events"
 mkdir -p "$out"
 
-cargo build --release --quiet
-bin="$CARGO_TARGET_DIR/release/tracesql"
+source scripts/bench-build.sh # $bin, the profile named on stderr
 [[ -d "$window" ]] || "$bin" synth --out "$window" --events "$events" --seed 1 >/dev/null 2>&1
 
 # Wall seconds and peak RSS (MB) of a command: "SECONDS MB". The output file of the last run

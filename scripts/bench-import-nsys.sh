@@ -20,12 +20,7 @@ target=${CARGO_TARGET_DIR:-$root/target}
 out="${TRACESQL_BENCH_DIR:-$target/bench-import-nsys}"
 mkdir -p "$out"
 
-if [[ -n "${TRACESQL_BIN:-}" ]]; then
-  bin=$TRACESQL_BIN # e.g. an older build, for a before/after comparison
-else
-  cargo build --release --quiet
-  bin="$target/release/tracesql"
-fi
+source scripts/bench-build.sh # $bin, the profile named on stderr
 
 python=${BENCH_PYTHON:-}
 for venv in "$target/tmp/tracesql-window-venv" "$target/tmp/tracesql-bench-venv"; do

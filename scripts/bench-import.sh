@@ -8,15 +8,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-# Release builds get their own target dir so they never hold the lock of the dev/test one.
-export CARGO_TARGET_DIR="${TRACESQL_RELEASE_TARGET:-$HOME/.cache/tracesql-target-release}"
 trace="${1:-$(ls -S "$root"/../shared/data/kineto/*.json* | head -1)}"
 runs="${2:-10}"
 out="${TRACESQL_BENCH_DIR:-$root/bench-out}"
 mkdir -p "$out"
 
-cargo build --release --quiet
-bin="$CARGO_TARGET_DIR/release/tracesql"
+source scripts/bench-build.sh # $bin, the profile named on stderr
 json="$out/import-input.json"
 if [[ "$trace" == *.gz ]]; then gunzip -c "$trace" >"$json"; else cp "$trace" "$json"; fi
 

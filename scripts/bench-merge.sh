@@ -5,20 +5,20 @@
 #
 #   scripts/bench-merge.sh [EVENTS_PER_WINDOW] [RANKS...]     (default 1000000, ranks 4 8)
 #
-# Release build of its own (TRACESQL_MERGE_RELEASE_TARGET, default
-# ~/.cache/tracesql-target-merge-rel), without the cluster feature.
+# A build of its own (scripts/bench-build.sh: the profile; TRACESQL_MERGE_RELEASE_TARGET,
+# default ~/.cache/tracesql-target-merge-rel), without the cluster feature.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-export CARGO_TARGET_DIR="${TRACESQL_MERGE_RELEASE_TARGET:-$HOME/.cache/tracesql-target-merge-rel}"
+export TRACESQL_RELEASE_TARGET="${TRACESQL_MERGE_RELEASE_TARGET:-$HOME/.cache/tracesql-target-merge-rel}"
 events="${1:-1000000}"
 shift || true
 ranks=("${@:-4 8}")
 read -r -a ranks <<<"${ranks[*]}"
 out="${TRACESQL_BENCH_DIR:-$root/bench-out}/merge"
 mkdir -p "$out"
-cargo build --release --no-default-features --quiet
-bin="$CARGO_TARGET_DIR/release/tracesql"
+bench_cargo_args=(--no-default-features)
+source scripts/bench-build.sh # $bin, the profile named on stderr
 
 max=0
 for n in "${ranks[@]}"; do ((n > max)) && max=$n; done

@@ -5,14 +5,11 @@
 #   scripts/bench-query.sh [KERNELS]     (default 10000000 kernels, ~25 M events)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Release builds get their own target dir so they never hold the lock of the dev/test one.
-export CARGO_TARGET_DIR="${TRACESQL_RELEASE_TARGET:-$HOME/.cache/tracesql-target-release}"
 kernels="${1:-10000000}"
 venv="${TRACESQL_BENCH_VENV:-$HOME/.cache/tracesql-bench-venv}"
 out="${TRACESQL_BENCH_DIR:-$PWD/bench-out}"
 
-cargo build --release --quiet
-bin="$CARGO_TARGET_DIR/release/tracesql"
+source scripts/bench-build.sh # $bin, the profile named on stderr
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet duckdb

@@ -1,21 +1,80 @@
 //! Stage `file`: inputs are read whole (gunzipped as needed); outputs appear whole or not at
 //! all. Data goes to a temporary file in the destination's directory and is renamed over the
 //! destination only once complete. A gzipped output written in parallel is still one gzip
-//! member ([`gzip`]).
+//! member ([`gzip`]). The temporary files and folders of outputs being written are listed
+//! ([`Unfinished`]), so that a command interrupted by Ctrl-C removes them before it exits
+//! ([`abandon_unfinished`]).
 
 pub mod gzip;
 
 use std::io::{BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
 
 use crate::error::Error;
 use crate::Result;
+
+/// The temporary paths of the outputs being written now.
+static UNFINISHED: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+fn unfinished() -> MutexGuard<'static, Vec<PathBuf>> {
+    // A panic while the list was held leaves it as valid as before.
+    UNFINISHED.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A temporary file or folder of an output being written, listed while it lives. Its owner
+/// removes it on failure and renames it into place with [`Unfinished::finish`].
+pub struct Unfinished(PathBuf);
+
+impl Unfinished {
+    /// Make a temporary file or folder with `make` and list the path `path_of` gives, under
+    /// the list's lock: a Ctrl-C finds it listed as soon as it exists.
+    pub fn make<T>(
+        make: impl FnOnce() -> Result<T>,
+        path_of: impl FnOnce(&T) -> PathBuf,
+    ) -> Result<(T, Unfinished)> {
+        let mut list = unfinished();
+        let made = make()?;
+        let path = path_of(&made);
+        list.push(path.clone());
+        Ok((made, Unfinished(path)))
+    }
+
+    /// Run `rename` (the temporary path into place) with the list held, so that a Ctrl-C
+    /// meanwhile finds the output either whole in place or not at all.
+    pub fn finish<T>(self, rename: impl FnOnce() -> T) -> T {
+        let mut list = unfinished();
+        list.retain(|p| *p != self.0);
+        rename()
+    }
+}
+
+impl Drop for Unfinished {
+    fn drop(&mut self) {
+        unfinished().retain(|p| *p != self.0);
+    }
+}
+
+/// Remove the temporary file or folder of every output still being written, and keep any
+/// from being renamed into place after: for a process about to exit on Ctrl-C. The list
+/// stays locked for the rest of the process's life.
+pub fn abandon_unfinished() {
+    let list = unfinished();
+    for path in list.iter() {
+        let _ = match path.is_dir() {
+            true => std::fs::remove_dir_all(path),
+            false => std::fs::remove_file(path),
+        };
+    }
+    std::mem::forget(list);
+}
 
 /// A file being written: data goes to a temporary file beside the destination, which
 /// [`AtomicFile::commit`] renames over it. Dropped uncommitted, it leaves nothing behind.
 pub struct AtomicFile {
     tmp: tempfile::NamedTempFile,
     dest: PathBuf,
+    listed: Unfinished,
 }
 
 impl AtomicFile {
@@ -24,11 +83,14 @@ impl AtomicFile {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".tracesql-")
-            .suffix(".tmp")
-            .tempfile_in(dir)
-            .map_err(|e| Error::io(dir, e))?;
+        let (tmp, listed) = Unfinished::make(
+            || {
+                (tempfile::Builder::new().prefix(".tracesql-").suffix(".tmp"))
+                    .tempfile_in(dir)
+                    .map_err(|e| Error::io(dir, e))
+            },
+            |tmp| tmp.path().to_path_buf(),
+        )?;
         // Temporary files are private (0600); the finished output is an ordinary file.
         #[cfg(unix)]
         {
@@ -37,6 +99,7 @@ impl AtomicFile {
             std::fs::set_permissions(tmp.path(), readable).map_err(|e| Error::io(dir, e))?;
         }
         Ok(AtomicFile {
+            listed,
             tmp,
             dest: dest.to_path_buf(),
         })
@@ -54,9 +117,9 @@ impl AtomicFile {
 
     /// Move the complete file into place.
     pub fn commit(self) -> Result<()> {
-        let dest = self.dest;
-        self.tmp
-            .persist(&dest)
+        let (tmp, dest) = (self.tmp, self.dest);
+        (self.listed)
+            .finish(|| tmp.persist(&dest))
             .map_err(|e| Error::io(&dest, e.error))?;
         Ok(())
     }

@@ -34,12 +34,11 @@ FROM (
     start_ns, end_ns, device_id, stream_id, lane, lane_name, correlation_id, graph_node_id, name
   FROM _gpu_op_row
   UNION ALL
-  -- stage 4: the GPU annotation spans, padded by 1 ns each side as Chrome's are (the
-  -- reference rounds Chrome's µs back to ns, which gives these ns exactly while the span
-  -- lies within 2^50 ns, 13 days, of the trace base)
+  -- stage 4: the GPU annotation spans, their Chrome µs rounded back to ns as the reference
+  -- does (numpy's round, ties to even): a float slip of the reference is kept, not fixed
   SELECT 4, CAST(ROW_NUMBER() OVER (ORDER BY a.user_external_id, a.device_id, chrome_tid(a.stream_id)) AS BIGINT),
-    b.base_ns + greatest(a.start_ns - b.base_ns - 1, 0),
-    b.base_ns + greatest(a.start_ns - b.base_ns - 1, 0) + greatest(a.end_ns - a.start_ns + 2, 0),
+    b.base_ns + ns_of_us(a.ts_us),
+    b.base_ns + ns_of_us(a.ts_us) + greatest(ns_of_us(a.dur_us), 0),
     a.device_id, chrome_tid(a.stream_id), chrome_tid(a.stream_id) AS lane, NULL, 0, 0, a.name
   FROM _gpu_annotation_span a
   CROSS JOIN chrome_base b

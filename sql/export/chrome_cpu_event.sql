@@ -7,11 +7,12 @@ SELECT
   -- position in the CPU trace's traceEvents (the export copies cpu_event.raw of it)
   e.event_index,
   -- start and duration (µs from the trace base, 0 when absent) of a duration event outside
-  -- the Trace category, which the profiler span covers; NULL for every other event
+  -- the Trace category, which the profiler span covers, as the reference reads them from
+  -- the event's text; NULL for every other event
   CASE WHEN e.ph = 'X' AND (e.cat IS DISTINCT FROM 'Trace')
-       THEN CAST(COALESCE(e.ts_ns - b.cpu_base_ns, 0) AS DOUBLE) / 1000.0 END AS span_ts,
+       THEN us_as_read(COALESCE(e.ts_ns - b.cpu_base_ns, 0)) END AS span_ts,
   CASE WHEN e.ph = 'X' AND (e.cat IS DISTINCT FROM 'Trace')
-       THEN CAST(COALESCE(e.dur_ns, 0) AS DOUBLE) / 1000.0 END AS span_dur,
+       THEN us_as_read(COALESCE(e.dur_ns, 0)) END AS span_dur,
   -- whether the event belongs to the leading run of metadata (`M`) events
   e.event_index < f.first_other AS leading
 FROM cpu_event e

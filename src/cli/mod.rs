@@ -7,6 +7,7 @@ mod convert;
 mod doctor;
 mod export;
 mod import;
+mod interrupt;
 mod query;
 mod report;
 mod shell;
@@ -66,6 +67,14 @@ pub fn main() -> ExitCode {
         Command::Export(_) | Command::Convert(_) | Command::Shell(_)
     ) {
         tracesql::memory::map_large_allocations();
+    }
+    // The shell cancels a statement and goes on; convert finishes its windows in flight; a
+    // cluster server stops on its own signals. Every other command ends at Ctrl-C.
+    let own_ctrl_c = matches!(cli.command, Command::Shell(_) | Command::Convert(_));
+    #[cfg(feature = "cluster")]
+    let own_ctrl_c = own_ctrl_c || matches!(cli.command, Command::Cluster(_));
+    if !own_ctrl_c {
+        interrupt::exit_on_ctrl_c();
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

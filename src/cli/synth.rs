@@ -38,6 +38,9 @@ pub struct SynthArgs {
         allow_negative_numbers = true
     )]
     clock_offset_ns: i64,
+    /// Put the CPU trace's base time this many ns before the first activity
+    #[arg(long, value_name = "NS", default_value_t = 5_000_000_000)]
+    base_lead_ns: i64,
 }
 
 pub fn run(args: SynthArgs) -> anyhow::Result<()> {
@@ -45,6 +48,7 @@ pub fn run(args: SynthArgs) -> anyhow::Result<()> {
     let mut config = SynthConfig::new(args.events, args.seed);
     config.window_id = args.window_id;
     config.clock_offset_ns = args.clock_offset_ns;
+    config.base_lead_ns = args.base_lead_ns;
     for part in &args.without {
         let f = &mut config.features;
         let flag = match part.as_str() {

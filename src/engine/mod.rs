@@ -10,12 +10,14 @@
 //! - [`RowLookup`]: a scalar function standing in for a join;
 //! - [`left_merge_join`]: a merge join the planner would not choose, over two queries
 //!   already in key order;
-//! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers).
+//! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers);
+//! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 mod held_view;
 mod merge_join;
 mod row_lookup;
 pub mod text_group;
+mod yield_points;
 
 use std::sync::Arc;
 
@@ -25,6 +27,7 @@ use datafusion::prelude::{SessionConfig, SessionContext};
 pub use held_view::HeldView;
 pub use merge_join::left_merge_join;
 pub use row_lookup::RowLookup;
+pub use yield_points::YieldPoints;
 
 /// The session settings every command shares.
 fn base_config() -> SessionConfig {
@@ -37,20 +40,32 @@ fn base_config() -> SessionConfig {
         )
 }
 
-fn session(config: SessionConfig) -> SessionContext {
-    let state = SessionStateBuilder::new()
+/// Where a session's queries can be cancelled.
+#[derive(PartialEq)]
+enum Cancel {
+    /// after any operator's batch (the shell cancels statements)
+    Anywhere,
+    /// where DataFusion puts yield points (an export is cancelled by leaving the process)
+    AtScans,
+}
+
+fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
+    let mut state = SessionStateBuilder::new()
         .with_config(config)
         .with_default_features()
         // GROUP BY one text column groups rows by their string views instead of hashing the
         // bytes of every row: top kernels over 8.1 M kernels 462 -> 259 ms (aed0c2b).
-        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
-        .build();
-    SessionContext::new_with_state(state)
+        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule));
+    if cancel == Cancel::Anywhere {
+        state = state.with_physical_optimizer_rule(Arc::new(YieldPoints));
+    }
+    SessionContext::new_with_state(state.build())
 }
 
-/// A session for trace queries.
+/// A session for trace queries: cancelled (the shell's Ctrl-C), a query stops computing
+/// within ~128 batches of any operator ([`YieldPoints`]).
 pub fn query_session() -> SessionContext {
-    session(base_config())
+    session(base_config(), Cancel::Anywhere)
 }
 
 /// What the export's session depends on.
@@ -86,7 +101,7 @@ pub fn export_session(tuning: ExportTuning) -> SessionContext {
         // Order again: one partition keeps file order through the filter's semi-joins.
         options.execution.target_partitions = 1;
     }
-    session(config)
+    session(config, Cancel::AtScans)
 }
 
 /// `ctx` (its catalog shared) with `repartition_sorts` off, for the doctor's examples. A

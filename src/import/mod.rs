@@ -285,6 +285,7 @@ struct Staging {
     tmp: PathBuf,
     dest: PathBuf,
     committed: bool,
+    listed: Option<crate::file::Unfinished>,
 }
 
 impl Staging {
@@ -306,8 +307,9 @@ impl Staging {
                 tmp.display()
             )));
         }
-        create_dir(&tmp)?;
+        let ((), listed) = crate::file::Unfinished::make(|| create_dir(&tmp), |_| tmp.clone())?;
         Ok(Staging {
+            listed: Some(listed),
             tmp,
             dest,
             committed: false,
@@ -315,7 +317,9 @@ impl Staging {
     }
 
     fn commit(mut self) -> Result<()> {
-        std::fs::rename(&self.tmp, &self.dest).map_err(|e| Error::io(&self.dest, e))?;
+        let listed = self.listed.take().expect("committed once");
+        (listed.finish(|| std::fs::rename(&self.tmp, &self.dest)))
+            .map_err(|e| Error::io(&self.dest, e))?;
         self.committed = true;
         Ok(())
     }

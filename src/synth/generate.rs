@@ -87,7 +87,7 @@ pub fn generate(cfg: &SynthConfig, dir: &Path) -> Result<SynthSummary> {
         });
     }
 
-    let base_ns = (t0 - 5_000_000_000).div_euclid(1000) * 1000;
+    let base_ns = (t0 - cfg.base_lead_ns).div_euclid(1000) * 1000;
     let cpu = if f.cpu_trace {
         let cp: Vec<CpuProc> = procs
             .iter()

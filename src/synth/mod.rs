@@ -43,6 +43,9 @@ pub struct SynthConfig {
     /// Added to every timestamp (and the CPU trace's base): the same window as recorded by
     /// a clock this far off, ns (a multiple of 1000 keeps the CPU trace's times exact).
     pub clock_offset_ns: i64,
+    /// How long before the first activity the CPU trace's base time lies, ns; default 5 s.
+    /// Far (10^16 ns and more), the reference's µs floats no longer hold every ns.
+    pub base_lead_ns: i64,
 }
 
 /// Optional parts of a window; `all()` turns every one on.
@@ -121,6 +124,7 @@ impl SynthConfig {
             processes: 2,
             features: SynthFeatures::all(),
             clock_offset_ns: 0,
+            base_lead_ns: 5_000_000_000,
         }
     }
 }
@@ -156,7 +160,8 @@ pub fn write_window(cfg: &SynthConfig, out_dir: &Path) -> Result<SynthSummary> {
     if tmp.exists() {
         fs::remove_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
     }
-    fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e))?;
+    let make = || fs::create_dir_all(&tmp).map_err(|e| Error::io(&tmp, e));
+    let ((), listed) = crate::file::Unfinished::make(make, |_| tmp.clone())?;
     let summary = match generate::generate(cfg, &tmp) {
         Ok(s) => s,
         Err(e) => {
@@ -167,6 +172,6 @@ pub fn write_window(cfg: &SynthConfig, out_dir: &Path) -> Result<SynthSummary> {
     if out_dir.exists() {
         fs::remove_dir(out_dir).map_err(|e| Error::io(out_dir, e))?;
     }
-    fs::rename(&tmp, out_dir).map_err(|e| Error::io(out_dir, e))?;
+    (listed.finish(|| fs::rename(&tmp, out_dir))).map_err(|e| Error::io(out_dir, e))?;
     Ok(summary)
 }

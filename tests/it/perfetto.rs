@@ -266,47 +266,19 @@ pub(crate) fn decode(bytes: &[u8]) -> Vec<TracePacket> {
         .collect()
 }
 
-/// A Python with the PyPI `perfetto` package: a venv under ~/.cache, created on first use.
-/// None (said loudly) only when python3 itself is missing.
+/// A Python with the PyPI `perfetto` package (a shared venv, `crate::venv`). None (said
+/// loudly) only when python3 itself is missing; a failed install fails the test.
 pub(crate) fn perfetto_python() -> Option<PathBuf> {
-    let home = std::env::var_os("HOME").map(PathBuf::from)?;
-    let venv = home.join(".cache/tracesql-perfetto-venv");
-    let python = venv.join("bin/python");
-    let ready = |p: &Path| {
-        Command::new(p)
-            .args([
-                "-c",
-                "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-            ])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    if ready(&python) {
-        return Some(python);
-    }
     if Command::new("python3").arg("--version").output().is_err() {
         eprintln!("\n*** SKIPPED: python3 is missing, .pftrace not decoded with the perfetto package ***\n");
         return None;
     }
-    let ok = Command::new("python3")
-        .arg("-m")
-        .arg("venv")
-        .arg(&venv)
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "python3 -m venv {} failed", venv.display());
-    let out = Command::new(venv.join("bin/pip"))
-        .args(["install", "-q", "perfetto==0.59.1", "protobuf"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "pip install perfetto failed: {}",
-        String::from_utf8_lossy(&out.stderr)
+    let python = crate::venv::python_with(
+        "perfetto",
+        &["perfetto==0.59.1", "protobuf"],
+        "perfetto.protos.perfetto.trace.perfetto_trace_pb2",
     );
-    assert!(ready(&python), "perfetto installed but not importable");
-    Some(python)
+    Some(python.unwrap_or_else(|why| panic!("the perfetto venv: {why}")))
 }
 
 #[tokio::test]

@@ -31,37 +31,26 @@ fn skip(why: &str) -> Option<PathBuf> {
 /// The venv's python with numpy, pyarrow and this checkout's ./python installed; None (said
 /// loudly) when python3 is missing or PyPI cannot be reached for numpy and pyarrow.
 fn writer_python() -> Option<PathBuf> {
-    let venv = Path::new(env!("CARGO_TARGET_TMPDIR")).join("tracesql-window-venv");
-    let python = venv.join("bin/python");
+    if Command::new("python3").arg("--version").output().is_err() {
+        return skip("no python3");
+    }
+    let packages = ["numpy", "pyarrow", "setuptools", "wheel"];
+    let imports = "numpy, pyarrow, setuptools, wheel";
+    let python = match crate::venv::python_with("window-writer", &packages, imports) {
+        Ok(python) => python,
+        Err(why) => return skip(&format!("{why} (PyPI unreachable?)")),
+    };
+    let venv = python
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+        .to_path_buf();
     let has = |module: &str| {
         Command::new(&python)
             .args(["-c", &format!("import {module}")])
             .output()
             .is_ok_and(|o| o.status.success())
     };
-    if !has("numpy, pyarrow, setuptools, wheel") {
-        if Command::new("python3").arg("--version").output().is_err() {
-            return skip("no python3");
-        }
-        let out = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&venv)
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            return skip(&format!("python3 -m venv failed: {}", text(&out).trim()));
-        }
-        let out = Command::new(venv.join("bin/pip"))
-            .args(["install", "-q", "numpy", "pyarrow", "setuptools", "wheel"])
-            .output()
-            .unwrap();
-        if !out.status.success() {
-            return skip(&format!(
-                "pip install numpy pyarrow setuptools wheel failed (PyPI unreachable?): {}",
-                text(&out).trim()
-            ));
-        }
-    }
     // The checkout's package, every run, built offline with the venv's setuptools, from a
     // copy (setuptools leaves build/ and *.egg-info beside the sources).
     let copy = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 -- _nsys_api: CUPTI_ACTIVITY_KIND_RUNTIME, which holds runtime and driver calls alike, with
 -- each call's domain, name and thread. The domain is `eventClass` where the schema has it
 -- (0 runtime, 1 driver: ENUM_NSYS_EVENT_CLASS), else the name: `cu*` but not `cuda*` is the
--- driver. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>. What a name gives (its suffix-free
+-- driver. Rows of eventClass 67 (CUDA backtrace) are left out: some reports (2.x, e.g. Nsight
+-- Systems 2022.2) repeat a call there, under its plain name, enclosing it in time, with its
+-- thread and correlation id, to carry its stack; it is not a second call. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>. What a name gives (its suffix-free
 -- form, its domain) is computed once per StringIds entry, not once per call: a report has
 -- millions of calls of a few hundred names.
 CREATE OR REPLACE VIEW _nsys_api AS
@@ -39,3 +41,5 @@ LEFT JOIN (
     starts_with(value, 'cu') AND NOT starts_with(value, 'cuda') AS driver_name
   FROM StringIds
 ) n ON n.id = r.nameId
+-- 67: TRACE_PROCESS_EVENT_CUDABACKTRACE (ENUM_NSYS_EVENT_CLASS); NULL where the schema lacks it
+WHERE r.eventClass IS NULL OR r.eventClass <> 67
