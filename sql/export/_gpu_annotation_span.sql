@@ -1,11 +1,10 @@
 -- _gpu_annotation_span: GPU-side spans of named user regions, in unix ns, and as the
 -- reference's Chrome µs (padded by 1 ns each side, clamped at the trace base, float
 -- arithmetic): Chrome writes those, and the .pftrace rounds them back to ns as the reference
--- does. A kernel, memcpy or memset whose correlation id
--- maps (external_correlation, last row per correlation wins) to a user_external_id named in
--- user_annotation widens the span of that region on the op's device and capture stream
--- (never its resolver lane). A span on a stream where every op was moved to a lane would
--- float alone, so it is dropped.
+-- does. A kernel, memcpy or memset whose correlation id maps (external_correlation, last row
+-- per correlation wins) to a user_external_id named in user_annotation widens the span of
+-- that region on the op's device and capture stream (never its resolver lane). A span on a
+-- stream where every op was moved to a lane would float alone, so it is dropped.
 CREATE OR REPLACE VIEW _gpu_annotation_span AS
 SELECT
   -- the region's name and external id

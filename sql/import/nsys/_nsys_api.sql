@@ -3,9 +3,10 @@
 -- (0 runtime, 1 driver: ENUM_NSYS_EVENT_CLASS), else the name: `cu*` but not `cuda*` is the
 -- driver. Rows of eventClass 67 (CUDA backtrace) are left out: some reports (2.x, e.g. Nsight
 -- Systems 2022.2) repeat a call there, under its plain name, enclosing it in time, with its
--- thread and correlation id, to carry its stack; it is not a second call. `globalTid` packs <HW:8><VM:8><PID:24><TID:24>. What a name gives (its suffix-free
--- form, its domain) is computed once per StringIds entry, not once per call: a report has
--- millions of calls of a few hundred names.
+-- thread and correlation id, to carry its stack; it is not a second call. `globalTid` packs
+-- <HW:8><VM:8><PID:24><TID:24>. What a name gives (its suffix-free form, its domain) is
+-- computed once per StringIds entry, not once per call: a report has millions of calls of a
+-- few hundred names.
 CREATE OR REPLACE VIEW _nsys_api AS
 SELECT
   -- the process key the window is cut by
