@@ -50,23 +50,9 @@ pub fn run(args: SynthArgs) -> anyhow::Result<()> {
     config.clock_offset_ns = args.clock_offset_ns;
     config.base_lead_ns = args.base_lead_ns;
     for part in &args.without {
-        let f = &mut config.features;
-        let flag = match part.as_str() {
-            "graphs" => &mut f.graphs,
-            "graph_deps" => &mut f.graph_deps,
-            "host_nodes" => &mut f.host_nodes,
-            "event_nodes" => &mut f.event_nodes,
-            "syncs" => &mut f.syncs,
-            "annotations" => &mut f.annotations,
-            "counters" => &mut f.counters,
-            "lanes" => &mut f.lanes,
-            "metadata" => &mut f.metadata,
-            "driver" => &mut f.driver,
-            "overhead" => &mut f.overhead,
-            "cpu_trace" => &mut f.cpu_trace,
-            other => anyhow::bail!("--without: unknown part `{other}` (see tracesql synth --help)"),
-        };
-        *flag = false;
+        if !config.features.leave_out(part) {
+            anyhow::bail!("--without: unknown part `{part}` (see tracesql synth --help)");
+        }
     }
     let summary = write_window(&config, &args.out)?;
     eprintln!(

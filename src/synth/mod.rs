@@ -95,6 +95,27 @@ impl SynthFeatures {
         }
     }
 
+    /// Turn off the part named as `tracesql synth --without` names it; false for no such part.
+    pub fn leave_out(&mut self, part: &str) -> bool {
+        let flag = match part {
+            "graphs" => &mut self.graphs,
+            "graph_deps" => &mut self.graph_deps,
+            "host_nodes" => &mut self.host_nodes,
+            "event_nodes" => &mut self.event_nodes,
+            "syncs" => &mut self.syncs,
+            "annotations" => &mut self.annotations,
+            "counters" => &mut self.counters,
+            "lanes" => &mut self.lanes,
+            "metadata" => &mut self.metadata,
+            "driver" => &mut self.driver,
+            "overhead" => &mut self.overhead,
+            "cpu_trace" => &mut self.cpu_trace,
+            _ => return false,
+        };
+        *flag = false;
+        true
+    }
+
     pub fn none() -> Self {
         SynthFeatures {
             graphs: false,

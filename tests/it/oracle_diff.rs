@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
 use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig};
-use tracesql::synth::{write_window, SynthConfig, SynthFeatures};
+use tracesql::synth::{write_window, SynthConfig};
 
 use crate::export::{differences, read_json};
 
@@ -101,23 +101,8 @@ impl Case {
     fn config(&self) -> SynthConfig {
         let mut config = SynthConfig::new(self.events, self.seed);
         config.base_lead_ns = self.base_lead_ns;
-        let f: &mut SynthFeatures = &mut config.features;
         for part in &self.without {
-            let flag = match part.as_str() {
-                "graphs" => &mut f.graphs,
-                "graph_deps" => &mut f.graph_deps,
-                "host_nodes" => &mut f.host_nodes,
-                "event_nodes" => &mut f.event_nodes,
-                "syncs" => &mut f.syncs,
-                "annotations" => &mut f.annotations,
-                "counters" => &mut f.counters,
-                "lanes" => &mut f.lanes,
-                "metadata" => &mut f.metadata,
-                "driver" => &mut f.driver,
-                "overhead" => &mut f.overhead,
-                other => panic!("unknown part `{other}`"),
-            };
-            *flag = false;
+            assert!(config.features.leave_out(part), "unknown part `{part}`");
         }
         config
     }
