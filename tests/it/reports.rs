@@ -599,3 +599,32 @@ fn several_reports_run_in_one_command_into_one_file_each() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("one file each"));
 }
+
+/// gpu_utilization's bins span the first GPU op's start to the last one's end, on every run:
+/// DataFusion's aggregate dynamic filter once dropped the last ops at random from its
+/// `MIN(ts), MAX(ts + dur)` (engine::base_config), and the bins came out narrower.
+#[tokio::test(flavor = "multi_thread")]
+async fn gpu_utilization_bins_span_every_op_on_every_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("window_id=000001");
+    let config = tracesql::synth::SynthConfig::new(20_000, 7);
+    tracesql::synth::write_window(&config, &dir).unwrap();
+    let (ctx, sql) = session(&dir, "gpu_utilization", &[]).await;
+    // The span asked for alone, as one aggregate of one expression each.
+    let first = rows(&ctx, "select min(ts) from gpu_op").await[0].clone();
+    let last = rows(&ctx, "select max(ts + dur) from gpu_op").await[0].clone();
+    let (first, last): (i64, i64) = (first.parse().unwrap(), last.parse().unwrap());
+    let width = (last - first + 99) / 100; // ceil: the span is positive
+    let bins = format!(
+        "select distinct bin_end_ns - bin_start_ns as width, min(bin_start_ns) over () as t0 \
+         from ({sql})"
+    );
+    for run in 0..8 {
+        let seen = rows(&ctx, &bins).await;
+        assert_eq!(
+            seen,
+            vec![format!("{width}|{first}")],
+            "run {run}: the bins of gpu_utilization"
+        );
+    }
+}
