@@ -24,7 +24,8 @@
 //! `synth` writes realistic synthetic windows (tests, benches, the demo window); `import`
 //! turns PyTorch profiler (Kineto) traces and Nsight Systems reports into windows; `memory` is
 //! the malloc policy of the commands that export; `profile` the diagnostics the CLI switches on;
-//! `cli` wires the stages for the binary and holds no logic of its own.
+//! `cli` wires the stages for the command line and holds no logic of its own; the binary and
+//! the Python package's `tracesql` command both run it.
 
 pub mod error;
 pub mod schema;
@@ -58,4 +59,9 @@ pub mod demo;
 pub mod import;
 pub mod synth;
 
+pub mod cli;
+
 pub use error::{Error, Result};
+
+// `cli` names the library as its users do (`tracesql::window::Window`).
+extern crate self as tracesql;

@@ -1,8 +1,6 @@
-//! The `tracesql` binary: parse the command line, call the library, map errors to exit codes
-//! (0 ok or closed pipe, 1 usage or input error, 2 internal error).
-
-mod cli;
+//! The `tracesql` binary: the command line of [`tracesql::cli`] (exit codes: 0 ok or closed
+//! pipe, 1 usage or input error, 2 internal error, 130 Ctrl-C).
 
 fn main() -> std::process::ExitCode {
-    cli::main()
+    std::process::ExitCode::from(tracesql::cli::run(std::env::args_os()))
 }

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::physical_plan::SendableRecordBatchStream;
-use datafusion::prelude::SessionContext;
+use datafusion::prelude::{DataFrame, SessionContext};
 use datafusion::sql::parser::DFParser;
 use futures::StreamExt;
 
@@ -16,6 +16,11 @@ use crate::Result;
 
 /// Run every statement of `sql`; return the stream of the last one.
 pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<SendableRecordBatchStream> {
+    Ok(plan_script(ctx, sql).await?.execute_stream().await?)
+}
+
+/// Run every statement of `sql` but the last; return the last one planned, not run.
+pub async fn plan_script(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     let statements = DFParser::parse_sql(sql)?;
     if statements.is_empty() {
         return Err(Error::Usage("no SQL statement given".into()));
@@ -26,7 +31,7 @@ pub async fn run_script(ctx: &SessionContext, sql: &str) -> Result<SendableRecor
         let plan = ctx.state().statement_to_plan(statement).await?;
         let df = ctx.execute_logical_plan(plan).await?;
         if statements.peek().is_none() {
-            return Ok(df.execute_stream().await?);
+            return Ok(df);
         }
         df.collect().await?;
     }

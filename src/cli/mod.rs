@@ -15,7 +15,6 @@ mod synth;
 mod tables;
 
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use datafusion::prelude::SessionContext;
@@ -53,9 +52,11 @@ enum Command {
     Cluster(cluster::ClusterArgs),
 }
 
-/// Run the command line; never panics on bad input.
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+/// Run the command line `args` (the program name first) and return its exit status; never
+/// panics on bad input. `--help`, `--version` and a malformed command line exit the process
+/// (clap's way).
+pub fn run(args: impl IntoIterator<Item = std::ffi::OsString>) -> u8 {
+    let cli = Cli::parse_from(args);
     tracesql::profile::configure(tracesql::profile::Diagnostics {
         stages: cli.profile,
         explain: cli.explain.clone(),
@@ -83,33 +84,59 @@ pub fn main() -> ExitCode {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::from(2);
+            return 2;
         }
     };
-    let result = runtime.block_on(async {
-        match cli.command {
-            Command::Query(args) => query::run(args).await,
-            Command::Report(args) => report::run(args).await,
-            Command::Export(args) => export::run(args).await,
-            Command::Convert(args) => convert::run(args).await,
-            Command::Tables(args) => tables::run(args).await,
-            Command::Synth(args) => synth::run(args),
-            Command::Import(args) => import::run(args).await,
-            Command::Shell(args) => shell::run(args).await,
-            Command::Doctor(args) => doctor::run(args).await,
-            #[cfg(feature = "cluster")]
-            Command::Cluster(args) => cluster::run(args).await,
-        }
-    });
+    let result = runtime.block_on(dispatch(cli.command));
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => 0,
         Err(e) => exit_for(&e),
     }
 }
 
-fn exit_for(e: &anyhow::Error) -> ExitCode {
+/// Run the command line `args` (the program name first) in the caller's runtime, as a library
+/// call: no Ctrl-C handling, no exit, no diagnostics switched on; a malformed command line and
+/// a failure are returned, not printed (the Python package's export and import).
+pub async fn run_in_process(
+    args: impl IntoIterator<Item = std::ffi::OsString>,
+) -> anyhow::Result<()> {
+    let cli = Cli::try_parse_from(args).map_err(|e| {
+        let first = e.to_string().lines().next().unwrap_or_default().to_string();
+        tracesql::Error::Usage(first.trim_start_matches("error: ").to_string())
+    })?;
+    dispatch_in_process(cli.command).await
+}
+
+async fn dispatch(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Shell(args) => shell::run(args).await,
+        other => dispatch_in_process(other).await,
+    }
+}
+
+/// Every command but the shell, whose terminal keeps its future on one thread.
+async fn dispatch_in_process(command: Command) -> anyhow::Result<()> {
+    match command {
+        Command::Query(args) => query::run(args).await,
+        Command::Report(args) => report::run(args).await,
+        Command::Export(args) => export::run(args).await,
+        Command::Convert(args) => convert::run(args).await,
+        Command::Tables(args) => tables::run(args).await,
+        Command::Synth(args) => synth::run(args),
+        Command::Import(args) => import::run(args).await,
+        Command::Shell(_) => Err(tracesql::Error::Usage(
+            "the shell reads a terminal: run `tracesql shell` in one".into(),
+        )
+        .into()),
+        Command::Doctor(args) => doctor::run(args).await,
+        #[cfg(feature = "cluster")]
+        Command::Cluster(args) => cluster::run(args).await,
+    }
+}
+
+fn exit_for(e: &anyhow::Error) -> u8 {
     if let Some(Reported(code)) = e.downcast_ref::<Reported>() {
-        return ExitCode::from(*code);
+        return *code;
     }
     let broken_pipe = e.chain().any(|cause| {
         cause
@@ -117,7 +144,7 @@ fn exit_for(e: &anyhow::Error) -> ExitCode {
             .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     });
     if broken_pipe {
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let line = e
         .to_string()
@@ -126,8 +153,8 @@ fn exit_for(e: &anyhow::Error) -> ExitCode {
         .join(" ");
     eprintln!("error: {line}");
     match e.downcast_ref::<tracesql::Error>() {
-        Some(err) if !err.is_user_error() => ExitCode::from(2),
-        _ => ExitCode::from(1),
+        Some(err) if !err.is_user_error() => 2,
+        _ => 1,
     }
 }
 

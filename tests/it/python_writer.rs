@@ -1,7 +1,7 @@
-//! The Python window writer (python/tracesql_window) against the reference exporter: in a
-//! virtualenv this test makes under the target dir, `pip install ./python` (with numpy and
-//! pyarrow), the Python unit tests (python/tests: a broken window is a ValueError naming the
-//! kind and column, and nothing is written), then for the seed's example window and
+//! The Python window writer (python/tracesql_window, pure Python) against the reference
+//! exporter: in a virtualenv with numpy and pyarrow, the writer's unit tests
+//! (python/tests/test_writer.py: a broken window is a ValueError naming the kind and column,
+//! and nothing is written), then for the seed's example window and
 //! synth-like windows built in Python (tests/python/writer_cases.py) the oracle's export of
 //! the in-memory window equals `tracesql export` of the folder `write_window` wrote, compared
 //! as parsed JSON. Without python3, the seed or PyPI it says SKIPPED loudly.
@@ -28,66 +28,26 @@ fn skip(why: &str) -> Option<PathBuf> {
     None
 }
 
-/// The venv's python with numpy, pyarrow and this checkout's ./python installed; None (said
-/// loudly) when python3 is missing or PyPI cannot be reached for numpy and pyarrow.
+/// The venv's python with numpy and pyarrow; None (said loudly) when python3 is missing or
+/// PyPI cannot be reached. The writer is pure Python: the tests import it from the checkout
+/// (`PYTHONPATH=python`), so this test needs no build of the package's compiled engine.
 fn writer_python() -> Option<PathBuf> {
     if Command::new("python3").arg("--version").output().is_err() {
         return skip("no python3");
     }
-    let packages = ["numpy", "pyarrow", "setuptools", "wheel"];
-    let imports = "numpy, pyarrow, setuptools, wheel";
-    let python = match crate::venv::python_with("window-writer", &packages, imports) {
-        Ok(python) => python,
-        Err(why) => return skip(&format!("{why} (PyPI unreachable?)")),
-    };
-    let venv = python
-        .parent()
-        .and_then(Path::parent)
-        .unwrap()
-        .to_path_buf();
-    let has = |module: &str| {
-        Command::new(&python)
-            .args(["-c", &format!("import {module}")])
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    // The checkout's package, every run, built offline with the venv's setuptools, from a
-    // copy (setuptools leaves build/ and *.egg-info beside the sources).
-    let copy = tempfile::tempdir().unwrap();
-    let package = copy.path().join("python");
-    copy_package(&root().join("python"), &package);
-    let out = Command::new(venv.join("bin/pip"))
-        .args([
-            "install",
-            "-q",
-            "--no-deps",
-            "--force-reinstall",
-            "--no-build-isolation",
-        ])
-        .arg(&package)
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "pip install ./python: {}", text(&out));
-    assert!(has("tracesql_window"), "installed but not importable");
-    Some(python)
+    match crate::venv::python_with("window-writer", &["numpy", "pyarrow"], "numpy, pyarrow") {
+        Ok(python) => Some(python),
+        Err(why) => skip(&format!("{why} (PyPI unreachable?)")),
+    }
 }
 
-/// The package's sources (not tests, build output or caches) from `from` to `to`.
-fn copy_package(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to.join("tracesql_window")).unwrap();
-    for file in ["pyproject.toml", "README.md"] {
-        std::fs::copy(from.join(file), to.join(file)).unwrap();
-    }
-    for entry in std::fs::read_dir(from.join("tracesql_window")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "py") {
-            std::fs::copy(
-                &path,
-                to.join("tracesql_window").join(path.file_name().unwrap()),
-            )
-            .unwrap();
-        }
-    }
+/// `python` with the checkout's window writer importable and no bytecode left in it.
+fn python_command(python: &Path) -> Command {
+    let mut command = Command::new(python);
+    command
+        .env("PYTHONPATH", root().join("python"))
+        .env("PYTHONDONTWRITEBYTECODE", "1");
+    command
 }
 
 #[test]
@@ -100,10 +60,9 @@ fn the_python_writer_gives_windows_that_export_as_the_reference_does() {
     let Some(python) = writer_python() else {
         return;
     };
-    // Run from the scratch folder, so the installed package is imported, not ./python.
     let scratch = tempfile::tempdir().unwrap();
-    let unit = Command::new(&python)
-        .args(["-m", "unittest", "discover", "-s"])
+    let unit = python_command(&python)
+        .args(["-m", "unittest", "discover", "-p", "test_writer.py", "-s"])
         .arg(root().join("python/tests"))
         .current_dir(scratch.path())
         .output()
@@ -111,7 +70,7 @@ fn the_python_writer_gives_windows_that_export_as_the_reference_does() {
     assert!(unit.status.success(), "python unit tests:\n{}", text(&unit));
     assert!(text(&unit).contains("OK"), "{}", text(&unit));
 
-    let cases = Command::new(&python)
+    let cases = python_command(&python)
         .arg(root().join("tests/python/writer_cases.py"))
         .arg(&seed)
         .arg(scratch.path())
