@@ -6,6 +6,10 @@
 //!       .__arrow_c_stream__()  the Arrow PyCapsule stream: pyarrow, polars, DuckDB pull batches
 //!       .collect()             every batch, waited for here (Ctrl-C cancels) -> Batches
 //!       .batches()             one batch per next(), for results larger than memory
+//!   .report(name, params) -> Query; .report_html(...) the page of `report --format html`
+//!   .doctor() -> Batches (the findings table of `tracesql doctor`)
+//! reports()                    the reports, their titles and parameters
+//! run_command(argv)            one CLI command as a library call (export, import)
 //! run_cli(argv)                the `tracesql` command, the same as the Rust binary
 //! ```
 //!

@@ -87,3 +87,12 @@ def test_to_pylist_and_repr_html(window):
     assert html.startswith("<table") and "<th>name</th>" in html
     assert f"<td>{html_escape(rows[0]['name'])}</td>" in html
     assert ("&hellip;" in html) == (len(rows) > 20)
+
+
+def test_collect_and_show_as_datafusion_python_has_them(window, capsys):
+    result = tracesql.open(window).sql("select name from kernel order by start_ns, name")
+    batches = result.collect()
+    assert pa.Table.from_batches(batches).equals(result.to_arrow())
+    result.show(3)
+    shown = capsys.readouterr().out
+    assert result.to_pylist()[0]["name"][:20] in shown

@@ -270,6 +270,25 @@ class Result:
         for batch in self._query.batches():
             yield _pa.record_batch(batch)
 
+    def collect(self) -> list[_pa.RecordBatch]:
+        """Run the query; its batches, as datafusion-python's `collect()` gives them.
+
+        Example::
+
+            batches = session.sql("select * from kernel").collect()
+        """
+        return self.to_arrow().to_batches()
+
+    def show(self, rows: int = _PREVIEW_ROWS) -> None:
+        """Print the first `rows` rows (runs the query only as far as it needs).
+
+        Example::
+
+            session.sql("select * from launch").show(5)
+        """
+        table = _pa.table(self._query.head(rows))
+        print(table.to_pandas() if _has_pandas() else table)
+
     def to_pandas(self) -> pandas.DataFrame:
         """Run the query; the result as a pandas DataFrame (needs pandas).
 
@@ -277,6 +296,7 @@ class Result:
 
             df = session.sql("select name, end_ns - start_ns as ns from kernel").to_pandas()
         """
+        _require("pandas")
         return self.to_arrow().to_pandas()
 
     def to_polars(self) -> polars.DataFrame:
@@ -286,8 +306,7 @@ class Result:
 
             df = session.sql("select * from kernel").to_polars()
         """
-        import polars
-
+        polars = _require("polars")
         return polars.from_arrow(self.to_arrow(), rechunk=False)
 
     def to_pylist(self) -> list[dict[str, Any]]:
@@ -324,6 +343,16 @@ class Report(Result):
 
     def _repr_html_(self) -> str:
         return self._session.report_html(self.name, self._values)
+
+
+def _require(module: str) -> Any:
+    """`module`, or an ImportError that says how to install it."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"this needs {module}: pip install {module}") from e
 
 
 def _has_pandas() -> bool:
