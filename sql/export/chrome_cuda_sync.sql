@@ -27,3 +27,6 @@ SELECT
     AS "args.wait_on_cuda_event_record_corr_id"
 FROM _chrome_sync_row s
 CROSS JOIN chrome_base b
+-- file order, as the reference writes them: the held rows come in the order of the join to
+-- the context's device, which under --where is a hash table's (it differed between builds)
+ORDER BY s.ord

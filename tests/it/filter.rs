@@ -326,3 +326,35 @@ async fn a_script_that_reorders_gpu_ops_changes_neither_export() {
         "the .pftrace changed under a script that shuffles the kernels"
     );
 }
+
+/// Under `--where`, the cuda_sync events keep the window's file order, as the reference
+/// writes them: they once came in the order of a hash join (device by device), which also
+/// differed between two builds of the same source.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_filtered_export_writes_syncs_in_file_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let window = tmp.path().join("w");
+    write_window(&SynthConfig::new(20_000, 7), &window).unwrap();
+    let trace = chrome(
+        &window,
+        tmp.path().join("f.json"),
+        predicate("name like '%gemm%'"),
+    )
+    .await;
+    let written: Vec<i64> = of_cats(&trace, &["cuda_sync"])
+        .iter()
+        .map(|e| e["args"]["correlation"].as_i64().unwrap())
+        .collect();
+    let kept: HashSet<i64> = written.iter().copied().collect();
+    let ctx = tracesql::catalog::open(&tracesql::window::Window::open(&window).unwrap())
+        .await
+        .unwrap();
+    let in_file_order: Vec<i64> = rows(&ctx, "select correlation_id from cuda_sync")
+        .await
+        .iter()
+        .map(|r| r.parse().unwrap())
+        .filter(|c| kept.contains(c))
+        .collect();
+    assert!(written.len() > 100, "{} sync events", written.len());
+    assert_eq!(written, in_file_order);
+}
