@@ -151,6 +151,37 @@ pub(crate) fn differences(ours: &Value, reference: &Value) -> Vec<String> {
     diffs
 }
 
+/// Where the events of one category and phase come in another order than the reference's
+/// (metadata `M` events aside: their order is the one thing left free); empty when none.
+pub(crate) fn order_differences(ours: &Value, reference: &Value) -> Vec<String> {
+    let sequences = |v: &Value| -> BTreeMap<String, Vec<String>> {
+        let mut m: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for e in v["traceEvents"].as_array().unwrap() {
+            if e["ph"] == "M" {
+                continue;
+            }
+            let mut s = String::new();
+            canon(e, &mut s);
+            m.entry(format!("{}/{}", e["cat"], e["ph"]))
+                .or_default()
+                .push(s);
+        }
+        m
+    };
+    let (a, b) = (sequences(ours), sequences(reference));
+    let mut diffs = Vec::new();
+    for (key, theirs) in &b {
+        let Some(mine) = a.get(key) else { continue };
+        if let Some(i) = mine.iter().zip(theirs).position(|(x, y)| x != y) {
+            diffs.push(format!(
+                "{key}: event {i} out of the reference's order: {}",
+                mine[i]
+            ));
+        }
+    }
+    diffs
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn every_golden_case_equals_the_reference_exporter() {
     let scratch = tempfile::tempdir().unwrap();

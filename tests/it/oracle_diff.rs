@@ -3,7 +3,8 @@
 //! CUDA graphs, annotation-heavy mixes, CPU trace
 //! bases far before the first activity) are exported by us in both formats and by
 //! `../shared/seed/oracle.py`, then compared: Chrome JSON as a multiset of events
-//! (`crate::export::differences`), the `.pftrace` against the oracle's pre-encoding content
+//! (`crate::export::differences`) and, within each category, in the reference's order
+//! (`order_differences`: the sync events once came in a hash join's), the `.pftrace` against the oracle's pre-encoding content
 //! with the independent decoder and comparer `tests/perfetto/compare.py`.
 //!
 //! In `cargo test` it runs the fixed cases of `tests/oracle/cases.txt` (every window that
@@ -18,7 +19,7 @@ use std::time::{Duration, Instant, SystemTime};
 use tracesql::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig};
 use tracesql::synth::{write_window, SynthConfig};
 
-use crate::export::{differences, read_json};
+use crate::export::{differences, order_differences, read_json};
 
 /// The parts `tracesql synth --without` takes, but the CPU trace (an export needs it).
 const PARTS: [&str; 11] = [
@@ -196,7 +197,11 @@ async fn check(case: &Case, oracle: &Path, perfetto: &Path, scratch: &Path) -> V
     let mut found = Vec::new();
     let out = chrome_oracle.wait_with_output().unwrap();
     assert!(out.status.success(), "oracle (chrome): {}", text(&out));
-    let diffs = differences(&read_json(&ours_json), &read_json(&reference));
+    let (ours_trace, reference_trace) = (read_json(&ours_json), read_json(&reference));
+    let mut diffs = differences(&ours_trace, &reference_trace);
+    if diffs.is_empty() {
+        diffs = order_differences(&ours_trace, &reference_trace);
+    }
     if !diffs.is_empty() {
         found.push(format!(
             "chrome: {} differences, first: {}",
