@@ -188,8 +188,21 @@ struct Query {
 }
 
 impl Query {
+    fn arrow_schema(&self) -> SchemaRef {
+        Arc::new(self.df.schema().as_arrow().clone())
+    }
+
     fn execute(&self, py: Python<'_>) -> PyResult<SendableRecordBatchStream> {
         wait(py, self.df.clone().execute_stream())?.map_err(to_py)
+    }
+
+    /// Every batch of `df` (this query, or a part of it), in memory.
+    fn collect_of(&self, py: Python<'_>, df: DataFrame) -> PyResult<Batches> {
+        let batches = wait(py, df.collect())?.map_err(to_py)?;
+        Ok(Batches {
+            schema: self.arrow_schema(),
+            batches,
+        })
     }
 }
 
@@ -198,7 +211,7 @@ impl Query {
     /// The result's schema, as an object with `__arrow_c_schema__`.
     fn schema(&self) -> Schema {
         Schema {
-            schema: Arc::new(self.df.schema().as_arrow().clone()),
+            schema: self.arrow_schema(),
         }
     }
 
@@ -216,18 +229,13 @@ impl Query {
 
     /// Run the query to the end: every batch, in memory.
     fn collect(&self, py: Python<'_>) -> PyResult<Batches> {
-        let schema = Arc::new(self.df.schema().as_arrow().clone());
-        let df = self.df.clone();
-        let batches = wait(py, df.collect())?.map_err(to_py)?;
-        Ok(Batches { schema, batches })
+        self.collect_of(py, self.df.clone())
     }
 
     /// At most `rows` rows of the result (for a preview).
     fn head(&self, py: Python<'_>, rows: usize) -> PyResult<Batches> {
-        let schema = Arc::new(self.df.schema().as_arrow().clone());
         let df = self.df.clone().limit(0, Some(rows)).map_err(to_py)?;
-        let batches = wait(py, df.collect())?.map_err(to_py)?;
-        Ok(Batches { schema, batches })
+        self.collect_of(py, df)
     }
 
     /// Run the query; each `next()` waits for one batch.
