@@ -26,6 +26,9 @@ start=$(date +%s)
 wheel="$(ls "$venv"/wheels/tracesql-*.whl)"
 echo "wheel: $(basename "$wheel"), $(du -h "$wheel" | cut -f1), built with profile $profile in $(( $(date +%s) - start )) s (incremental: earlier builds in $CARGO_TARGET_DIR count)"
 "$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel"
+# HTA's venv gets the wheel too: both sides of the analyses run in one Python process
+"$hta_python" -m pip install -q --force-reinstall --no-deps "$wheel"
+"$hta_python" -m pip install -q "pyarrow>=15"
 
 work="${TRACESQL_BENCH_DIR:-$HOME/.cache/tracesql-bench}"
 mkdir -p "$work"

@@ -1,17 +1,19 @@
 """tracesql from Python against its peers, in one run (called by scripts/bench-python.sh).
 
 1. The query suite (python/tests/query_suite.py) over one synthetic window's Parquet files:
-   tracesql's `to_arrow()` against DuckDB's `.arrow()` and datafusion-python's
+   tracesql's `to_arrow()` against DuckDB's `.to_arrow_table()` and datafusion-python's
    `to_arrow_table()`, each engine's session made once, rounds interleaved; median and range.
 2. The hand-off: peak RSS growth of a 4 M-row result taken to pyarrow, over its Arrow size.
-3. HTA's analyses in one Python process each: `tracesql.import_kineto` + temporal, idle and
-   kernel breakdown + launch stats, against HTA's TraceAnalysis load + the same four.
+3. HTA's analyses, both sides in one Python process (imports done first): HTA's
+   TraceAnalysis load + temporal, idle and kernel breakdown + launch stats, against
+   `tracesql.import_kineto` + the same four reports.
 
     python bench_python.py WORK_DIR DATA_DIR [--events N] [--rounds R] [--hta-python PY]
 """
 
 import argparse
 import glob
+import json
 import os
 import statistics
 import subprocess
@@ -43,7 +45,7 @@ def query_suite(window, rounds):
         df.register_parquet(table, path)
     engines = {
         "tracesql": lambda q: ours.sql(q).to_arrow(),
-        "duckdb": lambda q: duck.sql(q).arrow(),
+        "duckdb": lambda q: duck.sql(q).to_arrow_table(),
         "datafusion": lambda q: df.sql(q).to_arrow_table(),
     }
     print(f"== query suite, {rounds} interleaved rounds: ms, median [min-max]; ratio = median / DuckDB's")
@@ -67,13 +69,22 @@ def query_suite(window, rounds):
 
 HANDOFF = textwrap.dedent(
     """
-    import resource, sys
+    import sys
     import tracesql
+
+    def status(field):
+        for line in open("/proc/self/status"):
+            if line.startswith(field):
+                return int(line.split()[1]) * 1024
+
     session = tracesql.open(sys.argv[1])
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    table = session.sql("select start_ns, end_ns, correlation_id, stream_id from kernel limit 4000000").to_arrow()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(table.num_rows, table.nbytes, (peak - before) * 1024)
+    result = session.sql(
+        "select k.start_ns + t.v as start_ns, k.end_ns, k.correlation_id, k.stream_id "
+        "from kernel k, (values (0), (1), (2)) t(v) limit 4000000")
+    open("/proc/self/clear_refs", "w").write("5")  # the peak (VmHWM) starts again from here
+    before = status("VmRSS")
+    table = result.to_arrow()
+    print(table.num_rows, table.nbytes, status("VmHWM") - before)
     """
 )
 
@@ -85,42 +96,45 @@ def handoff(window):
           f"{grown / 2**20:.0f} MB = {grown / nbytes:.2f}x its size (goal <= 1.2)")
 
 
-OURS = textwrap.dedent(
+# Both sides in one Python process (HTA's venv, with the tracesql wheel installed beside it),
+# libraries imported first, rounds interleaved: what a notebook user waits for.
+BOTH = textwrap.dedent(
     """
-    import sys, tempfile, os
-    import tracesql
-    with tempfile.TemporaryDirectory() as d:
-        session = tracesql.import_kineto(sys.argv[1:], os.path.join(d, "w"))
-        for name in ("temporal_breakdown", "idle_breakdown", "kernel_breakdown", "launch_stats"):
-            session.report(name).to_arrow()
-    """
-)
-
-HTA = textwrap.dedent(
-    """
-    import logging, sys, warnings
+    import json, logging, os, sys, tempfile, time, warnings
     warnings.filterwarnings("ignore"); logging.disable(logging.WARNING)
     from hta.trace_analysis import TraceAnalysis
-    t = TraceAnalysis(trace_dir=sys.argv[1])
-    ranks = t.t.get_ranks()
-    t.get_temporal_breakdown(visualize=False)
-    t.get_idle_time_breakdown(ranks=ranks, visualize=False)
-    t.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
-    t.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+    import tracesql
+    rounds, trace_dir, traces = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
+
+    def hta():
+        t = TraceAnalysis(trace_dir=trace_dir)
+        ranks = t.t.get_ranks()
+        t.get_temporal_breakdown(visualize=False)
+        t.get_idle_time_breakdown(ranks=ranks, visualize=False)
+        t.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
+        t.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
+
+    def ours():
+        with tempfile.TemporaryDirectory() as d:
+            session = tracesql.import_kineto(traces, os.path.join(d, "w"))
+            for name in ("temporal_breakdown", "idle_breakdown", "kernel_breakdown", "launch_stats"):
+                session.report(name).to_arrow()
+
+    times = {"hta": [], "ours": []}
+    for _ in range(rounds):
+        for side, run in (("hta", hta), ("ours", ours)):
+            start = time.perf_counter()
+            run()
+            times[side].append(time.perf_counter() - start)
+    print(json.dumps(times))
     """
 )
-
-
-def timed(args):
-    start = time.perf_counter()
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    return time.perf_counter() - start
 
 
 def hta_analyses(data, work, hta_python, rounds):
     largest = max(glob.glob(os.path.join(data, "*.json*")), key=os.path.getsize)
     dlrm = sorted(glob.glob(os.path.join(data, "param_dlrm_8rank", "*.json*")))
-    print(f"\n== import + 4 analyses, one Python process each, {rounds} interleaved rounds: s, median [min-max]")
+    print(f"\n== import + 4 analyses in one Python process, {rounds} interleaved rounds: s, median [min-max]")
     print(f"{'input':<34} {'HTA':>20} {'tracesql':>20} {'speed-up':>9}")
     for label, traces in [(os.path.basename(largest)[:34], [largest]), (f"DLRM {len(dlrm)} ranks", dlrm)]:
         trace_dir = os.path.join(work, "hta-" + str(len(traces)))
@@ -129,13 +143,13 @@ def hta_analyses(data, work, hta_python, rounds):
             link = os.path.join(trace_dir, os.path.basename(t))
             if not os.path.exists(link):
                 os.symlink(os.path.abspath(t), link)
-        theirs, ours = [], []
-        for _ in range(rounds):
-            theirs.append(timed([hta_python, "-c", HTA, trace_dir]))
-            ours.append(timed([sys.executable, "-c", OURS, *traces]))
+        out = subprocess.run([hta_python, "-c", BOTH, str(rounds), trace_dir, *traces],
+                             check=True, capture_output=True, text=True)
+        times = json.loads(out.stdout.strip().splitlines()[-1])
+        theirs, ours = times["hta"], times["ours"]
         ratio = statistics.median(theirs) / statistics.median(ours)
         flag = "" if ratio >= 20 else "  <- below 20x"
-        fmt = lambda ts: f"{statistics.median(ts):6.2f} [{min(ts):.2f}-{max(ts):.2f}]"  # noqa: E731
+        fmt = lambda ts: f"{statistics.median(ts):6.3f} [{min(ts):.3f}-{max(ts):.3f}]"  # noqa: E731
         print(f"{label:<34} {fmt(theirs):>20} {fmt(ours):>20} {ratio:>8.1f}x{flag}")
 
 
@@ -151,7 +165,7 @@ def main():
     if not os.path.exists(os.path.join(window, "kernel.parquet")):
         subprocess.run([sys.executable, "-m", "tracesql._cli", "synth", "--out", window,
                         "--events", str(args.events), "--seed", "1"], check=True)
-    kernels = duckdb.sql(f"select count(*) from read_parquet('{window}/kernel.parquet')").fetchone()[0]
+    kernels = duckdb.sql(f"select count(*) from read_parquet('{window}/kernel.parquet')").fetchall()[0][0]
     print(f"window: {window} ({kernels:,} kernels); pyarrow {pa.__version__}; tracesql from {os.path.dirname(tracesql.__file__)}")
     query_suite(window, args.rounds)
     handoff(window)
