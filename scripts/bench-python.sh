@@ -2,13 +2,15 @@
 # tracesql from Python against its peers, in one run (scripts/bench_python.py): the query
 # suite against DuckDB and datafusion-python 55, the hand-off to pyarrow, and import + four
 # analyses against HTA; first the wheel's build time and size.
-#   scripts/bench-python.sh [EVENTS] [ROUNDS]       (defaults 5000000 events, 5 rounds)
+#   scripts/bench-python.sh [EVENTS] [ROUNDS] [PARTS]
+# (defaults 5000000 events, 5 rounds, PARTS queries,handoff,hta)
 # The wheel is built with the bench profile (TRACESQL_BENCH_PROFILE: release, or dist for
 # what ships) in the release target dir, into its own venv ($TRACESQL_BENCH_VENV).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 events="${1:-5000000}"
 rounds="${2:-5}"
+parts="${3:-queries,handoff,hta}"
 # HTA's venv (made once) in $venv; TRACESQL_BIN set: no CLI build needed here.
 TRACESQL_BIN=unused source scripts/hta-env.sh 2>/dev/null
 hta_python="$venv/bin/python"
@@ -34,4 +36,4 @@ work="${TRACESQL_BENCH_DIR:-$HOME/.cache/tracesql-bench}"
 mkdir -p "$work"
 cd "$work"
 "$venv/bin/python" "$OLDPWD/scripts/bench_python.py" "$work" "$OLDPWD/../shared/data/kineto" \
-    --events "$events" --rounds "$rounds" --hta-python "$hta_python"
+    --events "$events" --rounds "$rounds" --hta-python "$hta_python" --parts "$parts"

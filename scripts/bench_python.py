@@ -9,6 +9,7 @@
    `tracesql.import_kineto` + the same four reports.
 
     python bench_python.py WORK_DIR DATA_DIR [--events N] [--rounds R] [--hta-python PY]
+                           [--parts queries,handoff,hta]
 """
 
 import argparse
@@ -160,16 +161,21 @@ def main():
     ap.add_argument("--events", type=int, default=5_000_000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--hta-python")
+    ap.add_argument("--parts", default="queries,handoff,hta",
+                    help="which parts to run, comma-separated (default: all three)")
     args = ap.parse_args()
+    parts = args.parts.split(",")
     window = os.path.join(args.work, f"synth-{args.events}", "window_id=000001")
     if not os.path.exists(os.path.join(window, "kernel.parquet")):
         subprocess.run([sys.executable, "-m", "tracesql._cli", "synth", "--out", window,
                         "--events", str(args.events), "--seed", "1"], check=True)
     kernels = duckdb.sql(f"select count(*) from read_parquet('{window}/kernel.parquet')").fetchall()[0][0]
     print(f"window: {window} ({kernels:,} kernels); pyarrow {pa.__version__}; tracesql from {os.path.dirname(tracesql.__file__)}")
-    query_suite(window, args.rounds)
-    handoff(window)
-    if args.hta_python:
+    if "queries" in parts:
+        query_suite(window, args.rounds)
+    if "handoff" in parts:
+        handoff(window)
+    if "hta" in parts and args.hta_python:
         hta_analyses(args.data, args.work, args.hta_python, max(3, args.rounds // 2))
 
 

@@ -55,7 +55,10 @@ fn open(py: Python<'_>, path: PathBuf) -> PyResult<(Session, Vec<String>)> {
     let partitions = window.partition_keys.clone();
     let ctx = wait(py, async {
         let ctx = tracesql::catalog::open(&window).await?;
-        tracesql::report::register_helpers(&ctx, &partitions).await?;
+        // The helpers several reports read are held: computed on their first read, kept for
+        // the session (as `tracesql report all` does for its run).
+        let reports = tracesql::report::reports();
+        tracesql::report::register_helpers_for(&ctx, &partitions, &reports, true).await?;
         Ok::<_, tracesql::Error>(ctx)
     })?
     .map_err(to_py)?;

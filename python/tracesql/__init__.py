@@ -126,7 +126,9 @@ class Session:
 
         The same analysis as `tracesql report NAME`: HTA's and Nsight Systems' definitions,
         grouped by the archive's partition columns. In a notebook it shows as the HTML page of
-        `tracesql report --format html`, plots included.
+        `tracesql report --format html`, plots included. The intermediate tables several
+        reports read are computed by the first report that needs them and kept while the
+        session lives, so a second report is quicker than the first.
 
         Example::
 
