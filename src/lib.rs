@@ -10,6 +10,8 @@
 //!   -> sql      : views (joins), plain .sql files compiled into the binary
 //!   -> query    : run SQL, stream RecordBatches
 //!   -> report   : the documented analyses of sql/reports/ (HTA's and nsys's definitions)
+//!   -> diff     : two runs in one catalog (a `run` column), their steps and GPU work paired
+//!                 and the change of step time split by cause (sql/diff/)
 //!   -> export   : run the sql/export/ plans of a window (their `-- @export` manifest), stream
 //!                 them into the Chrome or the Perfetto sink
 //!   -> convert  : export every window of an archive, in parallel, one output per window
@@ -36,6 +38,7 @@ pub mod catalog;
 pub mod engine;
 pub mod sql;
 
+pub mod diff;
 pub mod doctor;
 pub mod export;
 pub mod query;

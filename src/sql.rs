@@ -9,6 +9,11 @@
 //!   single window, so joins never pair rows of different windows;
 //! - `{{group_by_part}}` / `{{partition_by_part}}`: `GROUP BY` / `PARTITION BY` the partition
 //!   columns; nothing for a single window (for one row, or one window frame, per window);
+//! - `{{pair}}` / `{{pair t}}` / `{{same_pair a b}}` / `{{group_by_pair}}` /
+//!   `{{partition_by_pair}}`: as the `part` ones, over the partition columns but `window_id`
+//!   (a diff pairs the runs' ranks, not their window numbers; see `diff`);
+//! - `{{coalesce_part a b}}`: `COALESCE(a.k, b.k) AS k, ` for every partition column (the key
+//!   of a full join's row);
 //! - `{{param NAME}}`: a report parameter's value (reports only, see `report`);
 //! - `{{file_row}}` / `{{file_row t}}`: `file_row, ` (qualified by `t`), each row's place in
 //!   its table's file, where the catalog's scans count it (the export's:
@@ -114,6 +119,22 @@ pub static REPORTS: &[SqlObject] = &[
     sql_object!("reports", "top_ops"),
 ];
 
+/// A diff's per-run helpers (`sql/diff/run/`), in dependency order: created over the union
+/// of both runs (`run` is 'base' or 'new', the first partition column), see `diff`.
+pub static DIFF_RUN: &[SqlObject] = &[
+    sql_object!("diff/run", "_diff_step"),
+    sql_object!("diff/run", "_diff_gpu_work"),
+];
+
+/// A diff's views (`sql/diff/`), in dependency order: the runs side by side, their partition
+/// placeholders expanded for the pairing keys (rank, host, ...; not `run`, not `window_id`).
+pub static DIFF: &[SqlObject] = &[
+    sql_object!("diff", "diff_gpu_op"),
+    sql_object!("diff", "diff_step"),
+    sql_object!("diff", "diff_summary"),
+    sql_object!("diff", "diff_by"),
+];
+
 /// The data-quality checks (`sql/doctor/`, each a view of the offending rows with a
 /// `-- @check` header, whose first row in column order is the example; `_` files are their
 /// helpers), in dependency order; `doctor::register` creates them over a catalog, partition
@@ -142,6 +163,8 @@ pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
         .chain(EXPORT.iter())
         .chain(IMPORT_NSYS.iter())
         .chain(REPORTS.iter())
+        .chain(DIFF_RUN.iter())
+        .chain(DIFF.iter())
         .chain(DOCTOR.iter())
 }
 
@@ -166,6 +189,11 @@ fn expand_all(
     file_row: bool,
     param: &dyn Fn(&str) -> Option<String>,
 ) -> Result<String> {
+    let pairs: Vec<String> = partitions
+        .iter()
+        .filter(|p| *p != crate::window::WINDOW_KEY)
+        .cloned()
+        .collect();
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("{{") {
@@ -176,26 +204,19 @@ fn expand_all(
             .ok_or_else(|| Error::Internal("unclosed {{ in a sql/ file".into()))?;
         let words: Vec<&str> = after[..end].split_whitespace().collect();
         match words.as_slice() {
-            ["part"] => partitions.iter().for_each(|p| {
-                out.push_str(p);
-                out.push_str(", ");
+            ["part"] => columns(&mut out, partitions, None),
+            ["part", t] => columns(&mut out, partitions, Some(t)),
+            ["pair"] => columns(&mut out, &pairs, None),
+            ["pair", t] => columns(&mut out, &pairs, Some(t)),
+            ["same_window", a, b] => same(&mut out, partitions, a, b),
+            ["same_pair", a, b] => same(&mut out, &pairs, a, b),
+            ["coalesce_part", a, b] => partitions.iter().for_each(|p| {
+                out.push_str(&format!("COALESCE({a}.{p}, {b}.{p}) AS {p}, "));
             }),
-            ["part", t] => partitions.iter().for_each(|p| {
-                out.push_str(&format!("{t}.{p}, "));
-            }),
-            ["same_window", a, b] => partitions.iter().for_each(|p| {
-                out.push_str(&format!(" AND {a}.{p} = {b}.{p}"));
-            }),
-            ["group_by_part"] if !partitions.is_empty() => {
-                out.push_str("GROUP BY ");
-                out.push_str(&partitions.join(", "));
-            }
-            ["group_by_part"] => {}
-            ["partition_by_part"] if !partitions.is_empty() => {
-                out.push_str("PARTITION BY ");
-                out.push_str(&partitions.join(", "));
-            }
-            ["partition_by_part"] => {}
+            ["group_by_part"] => clause(&mut out, "GROUP BY", partitions),
+            ["group_by_pair"] => clause(&mut out, "GROUP BY", &pairs),
+            ["partition_by_part"] => clause(&mut out, "PARTITION BY", partitions),
+            ["partition_by_pair"] => clause(&mut out, "PARTITION BY", &pairs),
             ["file_row"] if file_row => out.push_str("file_row, "),
             ["file_row", t] if file_row => out.push_str(&format!("{t}.file_row, ")),
             ["file_row"] | ["file_row", _] => {}
@@ -213,6 +234,34 @@ fn expand_all(
     }
     out.push_str(rest);
     Ok(out)
+}
+
+/// `k, ` (or `t.k, `) for every column `k` of `keys`.
+fn columns(out: &mut String, keys: &[String], table: Option<&&str>) {
+    for key in keys {
+        if let Some(t) = table {
+            out.push_str(t);
+            out.push('.');
+        }
+        out.push_str(key);
+        out.push_str(", ");
+    }
+}
+
+/// ` AND a.k = b.k` for every column `k` of `keys`.
+fn same(out: &mut String, keys: &[String], a: &str, b: &str) {
+    for key in keys {
+        out.push_str(&format!(" AND {a}.{key} = {b}.{key}"));
+    }
+}
+
+/// `GROUP BY k1, k2` (or another clause) over `keys`; nothing when there are none.
+fn clause(out: &mut String, head: &str, keys: &[String]) {
+    if !keys.is_empty() {
+        out.push_str(head);
+        out.push(' ');
+        out.push_str(&keys.join(", "));
+    }
 }
 
 /// Create every view in `ctx`, whose tables are already registered with the partition
@@ -275,6 +324,22 @@ mod tests {
         assert_eq!(
             expand(text, &parts).unwrap(),
             "SELECT t.rank, t.window_id, a ON 1=1 AND x.rank = y.rank AND x.window_id = y.window_id"
+        );
+    }
+
+    #[test]
+    fn pair_placeholders_leave_out_window_id() {
+        let parts = vec![
+            "run".to_string(),
+            "rank".to_string(),
+            "window_id".to_string(),
+        ];
+        let text = "SELECT {{pair t}}{{coalesce_part a b}}x FROM a JOIN b ON TRUE{{same_pair a b}} {{partition_by_pair}}";
+        assert_eq!(
+            expand(text, &parts).unwrap(),
+            "SELECT t.run, t.rank, COALESCE(a.run, b.run) AS run, COALESCE(a.rank, b.rank) AS rank, \
+             COALESCE(a.window_id, b.window_id) AS window_id, x FROM a JOIN b ON TRUE \
+             AND a.run = b.run AND a.rank = b.rank PARTITION BY run, rank"
         );
     }
 

@@ -4,6 +4,7 @@
 #[cfg(feature = "cluster")]
 mod cluster;
 mod convert;
+mod diff;
 mod doctor;
 mod export;
 mod import;
@@ -41,6 +42,7 @@ struct Cli {
 enum Command {
     Query(query::QueryArgs),
     Report(report::ReportArgs),
+    Diff(diff::DiffArgs),
     Export(export::ExportArgs),
     Convert(convert::ConvertArgs),
     Tables(tables::TablesArgs),
@@ -119,6 +121,7 @@ async fn dispatch_in_process(command: Command) -> anyhow::Result<()> {
     match command {
         Command::Query(args) => query::run(args).await,
         Command::Report(args) => report::run(args).await,
+        Command::Diff(args) => diff::run(args).await,
         Command::Export(args) => export::run(args).await,
         Command::Convert(args) => convert::run(args).await,
         Command::Tables(args) => tables::run(args).await,

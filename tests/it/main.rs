@@ -6,6 +6,7 @@ mod cli;
 #[cfg(feature = "cluster")]
 mod cluster;
 mod convert;
+mod diff;
 mod doctor;
 mod export;
 mod filter;

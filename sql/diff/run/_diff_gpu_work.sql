@@ -1,0 +1,88 @@
+-- _diff_gpu_work: each run's kernels, copies and sets, each in the step whose span holds the
+-- start of the call that launched it (its own start when no call did; work outside every
+-- step is left out), with the CPU op that issued the call, its normalized kernel name
+-- (`diff_kernel_name`) and its place among the step's launches of that kind and name by that
+-- CPU op (`nth`): the k-th such launch of BASE pairs with the k-th of NEW.
+CREATE OR REPLACE VIEW _diff_gpu_work AS
+WITH by_id AS (
+  -- the CPU op whose external id the call carries: the innermost (latest to start) of them
+  SELECT {{part}} correlation_id, last_value(cpu_name ORDER BY cpu_ts, cpu_dur DESC) AS cpu_op
+  FROM cpu_launch
+  GROUP BY {{part}} correlation_id
+),
+thread_event AS (
+  SELECT {{part}} 0 AS is_call, ts_ns AS ts, name, ts_ns + dur_ns AS op_end, pid, tid,
+    CAST(NULL AS BIGINT) AS correlation_id
+  FROM cpu_event
+  WHERE ph = 'X' AND cat = 'cpu_op'
+  UNION ALL
+  SELECT {{part}} 1, ts, NULL, NULL, CAST(process_id AS VARCHAR), CAST(thread_id AS VARCHAR),
+    correlation_id
+  FROM api_call
+),
+by_thread AS (
+  -- older Kineto traces give each call an external id of its own: there, the CPU op that
+  -- started last on the call's thread before it, while it still runs (as HTA's call stacks)
+  SELECT {{part}} correlation_id, cpu_op
+  FROM (
+    SELECT {{part}} is_call, ts, correlation_id,
+      LAST_VALUE(name) IGNORE NULLS OVER w AS cpu_op,
+      LAST_VALUE(op_end) IGNORE NULLS OVER w AS op_end
+    FROM thread_event
+    WINDOW w AS (PARTITION BY {{part}} pid, tid ORDER BY ts, is_call ROWS UNBOUNDED PRECEDING)
+  ) t
+  WHERE is_call = 1 AND op_end >= ts
+),
+issuer AS (
+  SELECT {{part t}} t.correlation_id, COALESCE(i.cpu_op, t.cpu_op) AS cpu_op
+  FROM by_thread t
+  LEFT JOIN by_id i ON i.correlation_id = t.correlation_id {{same_window i t}}
+  UNION ALL
+  SELECT {{part i}} i.correlation_id, i.cpu_op
+  FROM by_id i
+  LEFT ANTI JOIN by_thread t ON t.correlation_id = i.correlation_id {{same_window i t}}
+),
+op AS (
+  SELECT
+    {{part g}} g.kind, g.name, g.ts, g.dur, g.device_id, g.stream_id, a.ts AS api_ts, i.cpu_op,
+    -- the call's CPU time, counted on the first op it launched only (a graph launch has many)
+    CASE WHEN ROW_NUMBER() OVER (
+        PARTITION BY {{part g}} g.correlation_id, a.ts ORDER BY g.ts, g.dur) = 1
+      THEN a.dur ELSE 0 END AS call_dur,
+    -- the stream's previous op's end
+    LAG(g.ts + g.dur) OVER (
+      PARTITION BY {{part g}} g.device_id, g.stream_id ORDER BY g.ts, g.dur) AS prev_end
+  FROM gpu_op g
+  LEFT JOIN api_call a
+    ON a.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window a g}}
+  LEFT JOIN issuer i
+    ON i.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window i g}}
+  WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+)
+SELECT
+  {{pair o}}
+  s.step,
+  -- kernel, gpu_memcpy or gpu_memset; the name as recorded and normalized
+  o.kind,
+  o.name,
+  diff_kernel_name(o.name) AS kernel,
+  COALESCE(o.cpu_op, '(no CPU op)') AS cpu_op,
+  ROW_NUMBER() OVER (
+    PARTITION BY {{pair o}} s.step, o.kind, o.cpu_op, diff_kernel_name(o.name)
+    ORDER BY COALESCE(o.api_ts, o.ts), o.ts) AS nth,
+  o.device_id,
+  o.stream_id,
+  -- start (unix ns), duration (ns)
+  o.ts,
+  o.dur,
+  -- CPU time of the launching call (ns; 0 when none, or counted on an earlier op)
+  COALESCE(o.call_dur, 0) AS call_dur,
+  -- idle time of the stream right before the op that was spent waiting for the host: the
+  -- gap after the previous op when the launching call started after that op had ended
+  -- (HTA's host wait), else 0
+  CASE WHEN o.api_ts > o.prev_end AND o.ts > o.prev_end THEN o.ts - o.prev_end ELSE 0 END
+    AS host_wait
+FROM op o
+JOIN _diff_step s
+  ON COALESCE(o.api_ts, o.ts) >= s.step_ts AND COALESCE(o.api_ts, o.ts) < s.step_end
+  {{same_pair s o}}

@@ -1,0 +1,131 @@
+//! `tracesql diff`: two runs compared step by step, the change of step time split by cause.
+
+use std::path::PathBuf;
+
+use clap::{Args, ValueEnum};
+use tracesql::window::Window;
+
+/// Compare two runs (windows or archives): why NEW's steps took longer or shorter than
+/// BASE's, cause by cause, with the step-to-step noise told apart.
+///
+/// Steps are the CPU spans named like --step-name (ProfilerStep#N by default), paired in
+/// order; within a step, GPU work pairs by the CPU op that launched it, the normalized kernel
+/// name and its place (the k-th launch with the k-th). Ranks of two archives pair by their
+/// partition folders (rank=0 with rank=0). Times are ns; `delta_ns` is NEW minus BASE.
+///
+///   --by summary   one row per rank: step time over the paired steps, the change by cause
+///   --by step      each paired step: the change by cause; the parts add up to delta_ns
+///   --by kernel    per normalized kernel name (also: op, stream), most changed first
+///   --by gpu-op    every kernel, copy and set, paired ('paired', 'added', 'removed')
+///
+/// A change is flagged when the Mann-Whitney test across the steps says it is larger than
+/// the noise (p below --alpha); with one step per run nothing can be. --sql runs your own
+/// query over the diff's views (diff_step, diff_summary, diff_by, diff_gpu_op) and tables,
+/// which hold both runs with a `run` column ('base', 'new'); base.kernel and new.kernel are
+/// each run's own.
+///
+/// Examples:
+///   tracesql diff before/ after/
+///   tracesql diff before/ after/ --by kernel --steps 2-9
+///   tracesql diff ranks_a/ ranks_b/ --by op --format csv -o ops.csv
+///   tracesql diff a/ b/ --sql "select run, count(*) from kernel group by run"
+#[derive(Args)]
+#[command(verbatim_doc_comment)]
+pub struct DiffArgs {
+    /// The run to compare against: a window directory or an archive
+    #[arg(value_name = "BASE")]
+    base: PathBuf,
+    /// The run to explain
+    #[arg(value_name = "NEW")]
+    new: PathBuf,
+    /// What each row is (see above)
+    #[arg(long, value_enum, default_value = "step")]
+    by: By,
+    /// The CPU spans that are steps: a SQL LIKE pattern over their names
+    #[arg(long, value_name = "PATTERN", default_value = "ProfilerStep#%")]
+    step_name: String,
+    /// Which paired steps count, numbered from 1: e.g. 3, 2-9, 1,3,5-7 (default: all)
+    #[arg(long, value_name = "STEPS")]
+    steps: Option<String>,
+    /// Flag a change when the noise test's p-value is below this
+    #[arg(long, value_name = "P", default_value_t = 0.05)]
+    alpha: f64,
+    /// Run this SQL over the diff's views and tables instead
+    #[arg(long, value_name = "SQL", conflicts_with = "by")]
+    sql: Option<String>,
+    /// Output format: table, csv, json, ndjson, parquet (default: from --output's extension, else table)
+    #[arg(long, value_name = "FORMAT")]
+    format: Option<String>,
+    /// Width the table may take on stdout (default: the terminal's; values are cut with `…`)
+    #[arg(long, value_name = "N")]
+    max_width: Option<usize>,
+    /// Write the result to FILE (atomically) instead of stdout
+    #[arg(short, long, value_name = "FILE")]
+    output: Option<PathBuf>,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum By {
+    Summary,
+    Step,
+    Kernel,
+    Op,
+    Stream,
+    GpuOp,
+}
+
+pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
+    if !(args.alpha > 0.0 && args.alpha < 1.0) {
+        return Err(tracesql::Error::Usage(format!(
+            "--alpha {}: expected a p-value between 0 and 1",
+            args.alpha
+        ))
+        .into());
+    }
+    let base = Window::open(&args.base)?;
+    let new = Window::open(&args.new)?;
+    for warning in base.warnings.iter().chain(&new.warnings) {
+        eprintln!("warning: {warning}");
+    }
+    let options = tracesql::diff::Options {
+        step_name: args.step_name.clone(),
+        steps: args.steps.clone(),
+        alpha: args.alpha,
+    };
+    let diff = tracesql::diff::open(&base, &new, &options).await?;
+    let keys: String = diff.keys.iter().map(|k| format!("{k}, ")).collect();
+    let sql = match (&args.sql, args.by) {
+        (Some(sql), _) => sql.clone(),
+        (None, By::Summary) => format!("SELECT * FROM diff_summary ORDER BY {keys}1"),
+        (None, By::Step) => format!("SELECT * FROM diff_step ORDER BY {keys}step"),
+        (None, By::GpuOp) => format!(
+            "SELECT * FROM diff_gpu_op ORDER BY {keys}step, COALESCE(base_ts, new_ts), change"
+        ),
+        (None, by) => {
+            let by = match by {
+                By::Kernel => "kernel",
+                By::Op => "op",
+                _ => "stream",
+            };
+            format!(
+                "SELECT * EXCLUDE (by) FROM diff_by WHERE by = '{by}' \
+                 ORDER BY {keys}ABS(delta_ns) DESC, key"
+            )
+        }
+    };
+    let format = match (&args.format, &args.output) {
+        (Some(f), _) => f.parse()?,
+        (None, Some(p)) => super::query::format_from_extension(p),
+        (None, None) => tracesql::sink::OutputFormat::Table,
+    };
+    let inputs = [args.base.as_path(), args.new.as_path()];
+    super::query::write_result(
+        &diff.ctx,
+        &sql,
+        format,
+        args.output.as_deref(),
+        args.max_width,
+        &inputs,
+    )
+    .await
+}

@@ -1,0 +1,449 @@
+//! `tracesql diff` on runs whose differences are known by construction: a Kineto trace of
+//! eight profiler steps is simulated (CPU ops that launch a GEMM, an add and a copy; the GPU
+//! runs each op when its call has been made and the previous op is done), once as BASE and
+//! once with one change injected. Each change must land on its cause and its op, exactly;
+//! a run diffed with itself flags nothing; and on a real pair (two DLRM ranks) every GPU op
+//! of a step is counted once.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::{json, Value};
+use tracesql::window::Window;
+
+use crate::support::rows;
+
+const STEPS: i64 = 8;
+const PID: i64 = 77;
+const TID: i64 = 78;
+/// The trace's time origin, µs.
+const T0: i64 = 1_700_000_000_000_000;
+
+/// What NEW does differently from BASE.
+#[derive(Clone, Copy, Default)]
+struct Change {
+    /// the GEMM kernel runs 20 % longer
+    slow_gemm: bool,
+    /// every step also runs aten::relu, which launches relu_kernel
+    extra_relu: bool,
+    /// the add's launch call takes this much longer, µs
+    slow_add_call_us: i64,
+    /// the host stalls this long before aten::add, µs
+    stall_before_add_us: i64,
+}
+
+/// One CPU op of a step and the GPU op it launches.
+struct Op {
+    cpu: &'static str,
+    call: (&'static str, i64),
+    kind: &'static str,
+    name: &'static str,
+    dur_ns: i64,
+}
+
+const GEMM: &str = "void gemm_kernel<float, 128>(float const*, float*, int)";
+
+/// The ops of step `step`. GPU durations vary a little from step to step (noise), the same
+/// way in both runs. Every op's CPU time (30 µs) exceeds its GPU time: the GPU waits for the
+/// host before each op.
+fn ops(step: i64, change: Change) -> Vec<Op> {
+    let launch = ("cudaLaunchKernel", 211);
+    let gemm_ns = 20_000 + 1_000 * (step % 2);
+    let mut ops = vec![
+        Op {
+            cpu: "aten::mm",
+            call: launch,
+            kind: "kernel",
+            name: GEMM,
+            dur_ns: if change.slow_gemm {
+                gemm_ns * 6 / 5
+            } else {
+                gemm_ns
+            },
+        },
+        Op {
+            cpu: "aten::add",
+            call: launch,
+            kind: "kernel",
+            name: "add_kernel",
+            dur_ns: 10_000 + 1_000 * (step % 3),
+        },
+        Op {
+            cpu: "aten::copy_",
+            call: ("cudaMemcpyAsync", 41),
+            kind: "gpu_memcpy",
+            name: "Memcpy HtoD (Pageable -> Device)",
+            dur_ns: 8_000,
+        },
+    ];
+    if change.extra_relu {
+        ops.push(Op {
+            cpu: "aten::relu",
+            call: launch,
+            kind: "kernel",
+            name: "relu_kernel",
+            dur_ns: 7_000,
+        });
+    }
+    ops
+}
+
+/// `ns` rounded up to whole µs.
+fn whole_us(ns: i64) -> i64 {
+    (ns as u64).div_ceil(1000) as i64 * 1000
+}
+
+fn us(ns: i64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+fn x(cat: &str, name: &str, tid: i64, ts_ns: i64, dur_ns: i64, args: Value) -> Value {
+    assert_eq!(ts_ns % 1000, 0, "starts are whole µs");
+    let pid = if cat == "kernel" || cat == "gpu_memcpy" {
+        0
+    } else {
+        PID
+    };
+    json!({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+           "ts": T0 + ts_ns / 1000, "dur": us(dur_ns), "args": args})
+}
+
+/// The simulated trace of one run.
+fn trace(change: Change) -> Value {
+    let mut events = Vec::new();
+    let (mut t, mut gpu_free, mut id) = (0i64, 0i64, 0i64);
+    for step in 0..STEPS {
+        let step_start = t;
+        for op in ops(step, change) {
+            if op.cpu == "aten::add" {
+                t += change.stall_before_add_us * 1000;
+            }
+            id += 1;
+            let call_ts = t + 2_000;
+            let call_dur = 5_000
+                + if op.cpu == "aten::add" {
+                    change.slow_add_call_us * 1000
+                } else {
+                    0
+                };
+            let start = whole_us((call_ts + 3_000).max(gpu_free));
+            gpu_free = start + op.dur_ns;
+            events.push(x(
+                "cpu_op",
+                op.cpu,
+                TID,
+                t,
+                30_000,
+                json!({"External id": id}),
+            ));
+            events.push(x(
+                "cuda_runtime",
+                op.call.0,
+                TID,
+                call_ts,
+                call_dur,
+                json!({"cbid": op.call.1, "correlation": id, "External id": id}),
+            ));
+            let mut args = json!({"device": 0, "context": 1, "stream": 7, "correlation": id,
+                "External id": id});
+            if op.kind == "kernel" {
+                args["grid"] = json!([4, 1, 1]);
+                args["block"] = json!([128, 1, 1]);
+            } else {
+                args["bytes"] = json!(4096);
+            }
+            events.push(x(op.kind, op.name, 7, start, op.dur_ns, args));
+            t += 31_000;
+        }
+        let end = whole_us(t.max(gpu_free) + 2_000);
+        let name = format!("ProfilerStep#{}", 100 + step);
+        events.push(x(
+            "user_annotation",
+            &name,
+            TID,
+            step_start,
+            end - step_start,
+            json!({}),
+        ));
+        t = end + 5_000;
+    }
+    json!({"schemaVersion": 1, "traceEvents": events})
+}
+
+fn import(trace: &Value, dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_vec(trace).unwrap()).unwrap();
+    let window = dir.join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["import", "kineto"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&window)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    window
+}
+
+/// BASE and NEW (BASE with `change`) imported into a temporary folder.
+fn pair(change: Change) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = import(&trace(Change::default()), tmp.path(), "base");
+    let new = import(&trace(change), tmp.path(), "new");
+    (tmp, base, new)
+}
+
+/// Rows of `sql` over the diff of `base` and `new`.
+async fn diff_rows(base: &Path, new: &Path, sql: &str) -> Vec<String> {
+    let (base, new) = (Window::open(base).unwrap(), Window::open(new).unwrap());
+    let options = tracesql::diff::Options::default();
+    let diff = tracesql::diff::open(&base, &new, &options).await.unwrap();
+    rows(&diff.ctx, sql).await
+}
+
+/// `column` of diff_by's row for `key` keyed `by`, as an integer.
+async fn by_figure(base: &Path, new: &Path, by: &str, key: &str, column: &str) -> String {
+    let sql = format!("SELECT {column} FROM diff_by WHERE by = '{by}' AND key = '{key}'");
+    let got = diff_rows(base, new, &sql).await;
+    assert_eq!(got.len(), 1, "{by} {key}: {got:?}");
+    got[0].clone()
+}
+
+#[tokio::test]
+async fn a_run_diffed_with_itself_changes_and_flags_nothing() {
+    let (_tmp, base, _) = pair(Change::default());
+    let summary = diff_rows(
+        &base,
+        &base,
+        "SELECT steps, delta_ns, gpu_ns, added_ns, removed_ns, host_wait_ns, residual_ns, \
+         p_value, flagged FROM diff_summary",
+    )
+    .await;
+    assert_eq!(summary, vec![format!("{STEPS}|0|0|0|0|0|0|1.0|false")]);
+    let changed = diff_rows(
+        &base,
+        &base,
+        "SELECT by, key FROM diff_by WHERE delta_ns <> 0 OR flagged OR launch_ns <> 0 \
+         OR host_wait_ns <> 0",
+    )
+    .await;
+    assert_eq!(changed, Vec::<String>::new());
+    let unpaired = diff_rows(
+        &base,
+        &base,
+        "SELECT count(*) FILTER (WHERE change <> 'paired'), count(*) FROM diff_gpu_op",
+    )
+    .await;
+    assert_eq!(unpaired, vec![format!("0|{}", 3 * STEPS)]);
+}
+
+#[tokio::test]
+async fn a_slower_kernel_is_gpu_time_of_that_kernel() {
+    let (_tmp, base, new) = pair(Change {
+        slow_gemm: true,
+        ..Change::default()
+    });
+    let added: i64 = (0..STEPS)
+        .map(|s| ops(s, Change::default())[0].dur_ns / 5)
+        .sum();
+    let row = "delta_ns, gpu_ns, added_ns, removed_ns, flagged";
+    assert_eq!(
+        by_figure(&base, &new, "kernel", "gemm_kernel", row).await,
+        format!("{added}|{added}|0|0|true")
+    );
+    for other in ["add_kernel", "Memcpy"] {
+        assert_eq!(
+            by_figure(&base, &new, "kernel", other, row).await,
+            "0|0|0|0|false",
+            "{other}"
+        );
+    }
+    // per step: the GEMM's own 20 %
+    let steps = diff_rows(
+        &base,
+        &new,
+        "SELECT step, gpu_ns FROM diff_step ORDER BY step",
+    )
+    .await;
+    let expected: Vec<String> = (0..STEPS)
+        .map(|s| format!("{}|{}", s + 1, ops(s, Change::default())[0].dur_ns / 5))
+        .collect();
+    assert_eq!(steps, expected);
+}
+
+#[tokio::test]
+async fn an_added_kernel_is_added_work_of_its_op() {
+    let (_tmp, base, new) = pair(Change {
+        extra_relu: true,
+        ..Change::default()
+    });
+    assert_eq!(
+        by_figure(
+            &base,
+            &new,
+            "op",
+            "aten::relu",
+            "base_count, new_count, added_ns, gpu_ns, flagged"
+        )
+        .await,
+        format!("0|{STEPS}|{}|0|true", STEPS * 7_000)
+    );
+    let elsewhere = diff_rows(
+        &base,
+        &new,
+        "SELECT key FROM diff_by WHERE by = 'op' AND added_ns <> 0",
+    )
+    .await;
+    assert_eq!(elsewhere, vec!["aten::relu"]);
+    let summary = diff_rows(&base, &new, "SELECT added_ns, removed_ns FROM diff_summary").await;
+    assert_eq!(summary, vec![format!("{}|0", STEPS * 7_000)]);
+}
+
+#[tokio::test]
+async fn a_slower_launch_call_is_launch_time_of_its_op() {
+    let (_tmp, base, new) = pair(Change {
+        slow_add_call_us: 12,
+        ..Change::default()
+    });
+    let got = diff_rows(
+        &base,
+        &new,
+        "SELECT key, launch_ns FROM diff_by WHERE by = 'op' AND launch_ns <> 0",
+    )
+    .await;
+    assert_eq!(got, vec![format!("aten::add|{}", STEPS * 12_000)]);
+}
+
+#[tokio::test]
+async fn a_host_stall_is_gpu_idle_waiting_for_the_host_before_that_op() {
+    let (_tmp, base, new) = pair(Change {
+        stall_before_add_us: 40,
+        ..Change::default()
+    });
+    let got = diff_rows(
+        &base,
+        &new,
+        "SELECT key, host_wait_ns FROM diff_by WHERE by = 'op' AND host_wait_ns <> 0",
+    )
+    .await;
+    assert_eq!(got, vec![format!("aten::add|{}", STEPS * 40_000)]);
+    // the step time grew by the stall, all of it host wait, and beyond the noise
+    let summary = diff_rows(
+        &base,
+        &new,
+        "SELECT delta_ns, host_wait_ns, gpu_ns, residual_ns, flagged FROM diff_summary",
+    )
+    .await;
+    let stalled = STEPS * 40_000;
+    assert_eq!(summary, vec![format!("{stalled}|{stalled}|0|0|true")]);
+}
+
+#[tokio::test]
+async fn every_gpu_op_of_a_real_pairs_steps_is_counted_once() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/kineto");
+    let tmp = tempfile::tempdir().unwrap();
+    let read = |name: &str| -> Value {
+        let file = std::fs::File::open(dir.join(name)).unwrap();
+        serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
+    };
+    let base = import(
+        &read("param_dlrm_worker0_step_12.1694128201545.pt.trace.json.gz"),
+        tmp.path(),
+        "rank0",
+    );
+    let new = import(
+        &read("param_dlrm_worker1_step_12.1694128201556.pt.trace.json.gz"),
+        tmp.path(),
+        "rank1",
+    );
+    // each run's GPU ops launched inside its step, counted on the window alone
+    let mut expected = Vec::new();
+    for window in [&base, &new] {
+        let ctx = crate::support::open(window).await;
+        let got = rows(
+            &ctx,
+            "SELECT count(*), sum(g.dur) FROM gpu_op g \
+             LEFT JOIN api_call a ON a.correlation_id = g.correlation_id AND g.correlation_id <> 0 \
+             JOIN cpu_event s ON s.ph = 'X' AND s.name LIKE 'ProfilerStep#%' \
+               AND s.cat <> 'gpu_user_annotation' \
+               AND COALESCE(a.ts, g.ts) >= s.ts_ns AND COALESCE(a.ts, g.ts) < s.ts_ns + s.dur_ns \
+             WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')",
+        )
+        .await;
+        expected.push(got[0].clone());
+    }
+    for by in ["kernel", "op", "stream"] {
+        let got = diff_rows(
+            &base,
+            &new,
+            &format!(
+                "SELECT sum(base_count), sum(base_ns), sum(new_count), sum(new_ns) \
+                 FROM diff_by WHERE by = '{by}'"
+            ),
+        )
+        .await;
+        assert_eq!(
+            got,
+            vec![format!("{}|{}", expected[0], expected[1])],
+            "by {by}"
+        );
+    }
+}
+
+#[test]
+fn the_cli_writes_the_diff_and_refuses_what_it_cannot_pair() {
+    let (tmp, base, new) = pair(Change {
+        slow_gemm: true,
+        ..Change::default()
+    });
+    let tracesql = || Command::new(env!("CARGO_BIN_EXE_tracesql"));
+    let out_file = tmp.path().join("kernels.csv");
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &new])
+        .args(["--by", "kernel", "-o"])
+        .arg(&out_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let csv = std::fs::read_to_string(&out_file).unwrap();
+    let mut lines = csv.lines();
+    assert!(lines
+        .next()
+        .unwrap()
+        .starts_with("key,base_count,new_count,base_ns,new_ns,delta_ns"));
+    assert!(
+        lines.next().unwrap().starts_with("gemm_kernel,"),
+        "most changed first:\n{csv}"
+    );
+
+    // a run against an archive of ranks: nothing to pair, one line, exit 1 (the user's error)
+    let archive = tmp.path().join("ranks");
+    crate::support::copy_dir(&base, &archive.join("rank=0").join("window_id=000001"));
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &archive])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("partitioned by"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    // a bad --steps names the option
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &new])
+        .args(["--steps", "3-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--steps"));
+}
