@@ -11,7 +11,7 @@ use std::process::Command;
 use serde_json::{json, Value};
 use tracesql::window::Window;
 
-use crate::support::rows;
+use crate::support::{import_trace, rows};
 
 const STEPS: i64 = 8;
 const PID: i64 = 77;
@@ -170,30 +170,11 @@ fn trace(change: Change) -> Value {
     json!({"schemaVersion": 1, "traceEvents": events})
 }
 
-fn import(trace: &Value, dir: &Path, name: &str) -> PathBuf {
-    let path = dir.join(format!("{name}.json"));
-    std::fs::write(&path, serde_json::to_vec(trace).unwrap()).unwrap();
-    let window = dir.join(name);
-    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
-        .args(["import", "kineto"])
-        .arg(&path)
-        .arg("--output")
-        .arg(&window)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    window
-}
-
 /// BASE and NEW (BASE with `change`) imported into a temporary folder.
 fn pair(change: Change) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let base = import(&trace(Change::default()), tmp.path(), "base");
-    let new = import(&trace(change), tmp.path(), "new");
+    let base = import_trace(&trace(Change::default()), tmp.path(), "base");
+    let new = import_trace(&trace(change), tmp.path(), "new");
     (tmp, base, new)
 }
 
@@ -350,12 +331,12 @@ async fn every_gpu_op_of_a_real_pairs_steps_is_counted_once() {
         let file = std::fs::File::open(dir.join(name)).unwrap();
         serde_json::from_reader(flate2::read::GzDecoder::new(file)).unwrap()
     };
-    let base = import(
+    let base = import_trace(
         &read("param_dlrm_worker0_step_12.1694128201545.pt.trace.json.gz"),
         tmp.path(),
         "rank0",
     );
-    let new = import(
+    let new = import_trace(
         &read("param_dlrm_worker1_step_12.1694128201556.pt.trace.json.gz"),
         tmp.path(),
         "rank1",

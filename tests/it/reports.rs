@@ -13,7 +13,7 @@ use datafusion::prelude::SessionContext;
 use serde_json::{json, Value};
 use tracesql::window::Window;
 
-use crate::support::rows;
+use crate::support::{import_trace, rows};
 
 const PID: i64 = 4242;
 const TID: i64 = 4243;
@@ -149,25 +149,6 @@ fn trace() -> Value {
     json!({"schemaVersion": 1, "traceEvents": events})
 }
 
-fn import(trace: &Value, dir: &Path) -> PathBuf {
-    let path = dir.join("trace.json");
-    std::fs::write(&path, serde_json::to_vec(trace).unwrap()).unwrap();
-    let window = dir.join("w");
-    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
-        .args(["import", "kineto"])
-        .arg(&path)
-        .arg("--output")
-        .arg(&window)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    window
-}
-
 /// A catalog of the window or archive at `path` with the report helpers, and the SQL of
 /// report `name` with `params`.
 async fn session(path: &Path, name: &str, params: &[(&str, &str)]) -> (SessionContext, String) {
@@ -195,7 +176,7 @@ async fn report(path: &Path, name: &str, params: &[(&str, &str)]) -> Vec<String>
 
 fn known_window() -> (tempfile::TempDir, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
-    let window = import(&trace(), tmp.path());
+    let window = import_trace(&trace(), tmp.path(), "w");
     (tmp, window)
 }
 
@@ -465,7 +446,7 @@ async fn over_an_archive_every_report_leads_with_the_partition_columns() {
     for rank in [0, 1] {
         let dir = tmp.path().join(format!("src{rank}"));
         std::fs::create_dir_all(&dir).unwrap();
-        let w = import(&trace(), &dir);
+        let w = import_trace(&trace(), &dir, "w");
         std::fs::rename(&w, {
             let to = tmp
                 .path()

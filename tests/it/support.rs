@@ -141,3 +141,24 @@ pub fn run_with_cpu_limit(mut cmd: Command, cpu: Duration) -> Option<(Option<i32
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Write the Kineto trace `trace` to `dir/NAME.json` and import it (`tracesql import kineto`)
+/// into the window `dir/NAME`, which is returned.
+pub fn import_trace(trace: &serde_json::Value, dir: &Path, name: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.json"));
+    std::fs::write(&path, serde_json::to_vec(trace).unwrap()).unwrap();
+    let window = dir.join(name);
+    let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+        .args(["import", "kineto"])
+        .arg(&path)
+        .arg("--output")
+        .arg(&window)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    window
+}
