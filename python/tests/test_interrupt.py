@@ -1,6 +1,7 @@
 """Ctrl-C during a long query raises KeyboardInterrupt within a second, and the session
 answers the next query. The query is a triple join that would run for minutes."""
 
+import faulthandler
 import os
 import signal
 import threading
@@ -14,6 +15,15 @@ LONG = (
     "select count(*) from kernel a, kernel b, kernel c "
     "where a.start_ns + b.start_ns > c.end_ns"
 )
+
+
+@pytest.fixture(autouse=True)
+def watchdog():
+    """A test here that hangs (a Ctrl-C that did not stop the work) ends the run within a
+    minute, with every thread's stack on stderr, instead of holding CI until its limit."""
+    faulthandler.dump_traceback_later(60, exit=True)
+    yield
+    faulthandler.cancel_dump_traceback_later()
 
 
 def interrupt_after(seconds):
