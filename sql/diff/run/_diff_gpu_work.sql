@@ -1,7 +1,9 @@
 -- _diff_gpu_work: each run's kernels, copies and sets, each in the step whose span holds the
--- start of the call that launched it (its own start when no call did; work outside every
--- step is left out), with the CPU op that issued the call, its normalized kernel name
--- (`diff_kernel_name`) and its place among the step's launches of that kind and name by that
+-- start of the call that launched it, as HTA's iterations hold them. An op whose call is not
+-- in the trace (launched before it began) is left out, as is work outside every step; in a
+-- window where no op has a call (ROCm traces without correlation), each op is in the step
+-- its own start falls in. Each op has the CPU op that issued the call, its normalized kernel
+-- name (`diff_kernel_name`) and its place among the step's launches of that kind and name by that
 -- CPU op (`nth`): the k-th such launch of BASE pairs with the k-th of NEW.
 CREATE OR REPLACE VIEW _diff_gpu_work AS
 WITH by_id AS (
@@ -58,6 +60,12 @@ op AS (
   LEFT JOIN issuer i
     ON i.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window i g}}
   WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+),
+linked AS (
+  -- whether the window links GPU ops to their calls at all
+  SELECT {{part}} MAX(CASE WHEN api_ts IS NULL THEN 0 ELSE 1 END) AS any_call
+  FROM op
+  {{group_by_part}}
 )
 SELECT
   {{pair o}}
@@ -86,3 +94,5 @@ FROM op o
 JOIN _diff_step s
   ON COALESCE(o.api_ts, o.ts) >= s.step_ts AND COALESCE(o.api_ts, o.ts) < s.step_end
   {{same_pair s o}}
+JOIN linked l ON TRUE {{same_window l o}}
+WHERE o.api_ts IS NOT NULL OR l.any_call = 0
