@@ -28,6 +28,7 @@ use tracesql::window::Window;
 ///   tracesql diff before/ after/
 ///   tracesql diff before/ after/ --by kernel --steps 2-9
 ///   tracesql diff ranks_a/ ranks_b/ --by op --format csv -o ops.csv
+///   tracesql diff before/ after/ -o diff.html      (the page: waterfall, steps, top changes)
 ///   tracesql diff a/ b/ --sql "select run, count(*) from kernel group by run"
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
@@ -53,7 +54,8 @@ pub struct DiffArgs {
     /// Run this SQL over the diff's views and tables instead
     #[arg(long, value_name = "SQL", conflicts_with = "by")]
     sql: Option<String>,
-    /// Output format: table, csv, json, ndjson, parquet (default: from --output's extension, else table)
+    /// Output format: table, csv, json, ndjson, parquet, or html: one page of every view with
+    /// its plots (default: from --output's extension, .html included, else table)
     #[arg(long, value_name = "FORMAT")]
     format: Option<String>,
     /// Width the table may take on stdout (default: the terminal's; values are cut with `…`)
@@ -72,6 +74,44 @@ enum By {
     Op,
     Stream,
     GpuOp,
+}
+
+impl By {
+    fn name(self) -> &'static str {
+        match self {
+            By::Summary => "summary",
+            By::Step => "step",
+            By::Kernel => "kernel",
+            By::Op => "op",
+            By::Stream => "stream",
+            By::GpuOp => "gpu-op",
+        }
+    }
+}
+
+/// `--format html`: the page of every view with its plots, to `--output`.
+async fn write_html(args: &DiffArgs, diff: &tracesql::diff::Diff) -> anyhow::Result<()> {
+    let Some(path) = args.output.as_deref() else {
+        anyhow::bail!("an HTML diff is a file: pass --output diff.html");
+    };
+    if args.sql.is_some() {
+        anyhow::bail!(
+            "--format html shows the diff's own views: drop --sql, or pick another format"
+        );
+    }
+    let inputs = [args.base.as_path(), args.new.as_path()];
+    tracesql::file::refuse_writing_into(path, &inputs, "--output")?;
+    let page = tracesql::diff::html(
+        diff,
+        &args.base.display().to_string(),
+        &args.new.display().to_string(),
+    )
+    .await?;
+    tracesql::file::write_atomically(path, |out| {
+        std::io::Write::write_all(out, page.as_bytes()).map_err(|e| tracesql::Error::io(path, e))
+    })?;
+    eprintln!("wrote {}", path.display());
+    Ok(())
 }
 
 pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
@@ -93,25 +133,16 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
         alpha: args.alpha,
     };
     let diff = tracesql::diff::open(&base, &new, &options).await?;
-    let keys: String = diff.keys.iter().map(|k| format!("{k}, ")).collect();
-    let sql = match (&args.sql, args.by) {
-        (Some(sql), _) => sql.clone(),
-        (None, By::Summary) => format!("SELECT * FROM diff_summary ORDER BY {keys}1"),
-        (None, By::Step) => format!("SELECT * FROM diff_step ORDER BY {keys}step"),
-        (None, By::GpuOp) => format!(
-            "SELECT * FROM diff_gpu_op ORDER BY {keys}step, COALESCE(base_ts, new_ts), change"
-        ),
-        (None, by) => {
-            let by = match by {
-                By::Kernel => "kernel",
-                By::Op => "op",
-                _ => "stream",
-            };
-            format!(
-                "SELECT * EXCLUDE (by) FROM diff_by WHERE by = '{by}' \
-                 ORDER BY {keys}ABS(delta_ns) DESC, key"
-            )
-        }
+    let html_output = args
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "html"));
+    if args.format.as_deref() == Some("html") || (args.format.is_none() && html_output) {
+        return write_html(&args, &diff).await;
+    }
+    let sql = match &args.sql {
+        Some(sql) => sql.clone(),
+        None => tracesql::diff::view_sql(args.by.name(), &diff.keys),
     };
     let format = match (&args.format, &args.output) {
         (Some(f), _) => f.parse()?,

@@ -16,6 +16,7 @@
 //! `window_id` takes no part, so an archive of several windows per rank is one run per rank.
 
 mod names;
+mod page;
 mod stats;
 
 use std::sync::Arc;
@@ -28,6 +29,7 @@ use crate::window::{Window, WINDOW_KEY};
 use crate::Result;
 
 pub use names::kernel_name;
+pub use page::{html, view_sql};
 pub use stats::mann_whitney_p;
 
 /// The runs' names, as schemas and as values of the `run` column.

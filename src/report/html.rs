@@ -39,12 +39,59 @@ svg .inbar{fill:#fff;font-size:11px}svg .inbar.dark{fill:#333}
 svg .grid{stroke:#e6e6e6}svg .axis{stroke:#888}svg .lane{fill:#f3f4f6}
 svg .mark{fill:#3b6fc4}svg .mark:hover{fill:#1d4690}
 svg .idle{fill:#c9ccd1}svg .compute{fill:#3b6fc4}svg .noncompute{fill:#e8893a}
+svg .worse{fill:#cf4b3c}svg .better{fill:#3a9a5b}svg .total{fill:#5b6472}svg .faint{opacity:.4}
+svg .base{fill:#a3adbb}svg .new{fill:#3b6fc4}svg .whisker{stroke:#222;stroke-width:1.5}
 ";
 
 /// The page for `outputs`, read from `source` (the window or archive path).
 pub fn render(outputs: &[ReportOutput], source: &str) -> String {
+    let absent: Vec<String> = PLOTTED
+        .iter()
+        .filter(|(name, _)| !outputs.iter().any(|o| o.name == *name))
+        .map(|(name, what)| format!("{what} (<code>{name}</code>)"))
+        .collect();
+    let note = (!absent.is_empty()).then(|| {
+        format!(
+            "Not in this page, since their reports were not run: {}. \
+             <code>tracesql report all --format html</code> has every plot.",
+            absent.join(", ")
+        )
+    });
+    page(
+        "tracesql report",
+        &format!("source: <code>{}</code>", escape(source)),
+        &format!("tracesql report — {source}"),
+        note.as_deref(),
+        outputs,
+    )
+}
+
+/// The page of `tracesql diff BASE NEW`: its outputs are the diff's tables, named after the
+/// plots they have (`diff_summary`, `diff_step`, `diff_by_op`, ...).
+pub fn render_diff(outputs: &[ReportOutput], base: &str, new: &str) -> String {
+    page(
+        "tracesql diff",
+        &format!(
+            "BASE: <code>{}</code> · NEW: <code>{}</code>",
+            escape(base),
+            escape(new)
+        ),
+        &format!("tracesql diff — {base} → {new}"),
+        None,
+        outputs,
+    )
+}
+
+/// A page: `heading`, the `meta` line (HTML) and the version, the contents with an optional
+/// `note` (HTML), then a section per output.
+fn page(
+    heading: &str,
+    meta: &str,
+    title: &str,
+    note: Option<&str>,
+    outputs: &[ReportOutput],
+) -> String {
     let mut page = String::new();
-    let title = format!("tracesql report — {source}");
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
@@ -53,11 +100,11 @@ pub fn render(outputs: &[ReportOutput], source: &str) -> String {
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta name=\"generator\" content=\"tracesql {version}\">\n\
          <link rel=\"icon\" href=\"data:,\">\n<title>{title}</title>\n<style>\n{STYLE}</style>\n\
-         </head>\n<body>\n<header>\n<h1>tracesql report</h1>\n\
-         <p class=\"meta\">source: <code>{source}</code> · tracesql {version}</p>\n</header>\n",
+         </head>\n<body>\n<header>\n<h1>{heading}</h1>\n\
+         <p class=\"meta\">{meta} · tracesql {version}</p>\n</header>\n",
         version = env!("CARGO_PKG_VERSION"),
-        title = escape(&title),
-        source = escape(source),
+        title = escape(title),
+        heading = escape(heading),
     );
 
     let anchors = anchors(outputs);
@@ -73,18 +120,8 @@ pub fn render(outputs: &[ReportOutput], source: &str) -> String {
         );
     }
     page.push_str("</ul>\n");
-    let absent: Vec<String> = PLOTTED
-        .iter()
-        .filter(|(name, _)| !outputs.iter().any(|o| o.name == *name))
-        .map(|(name, what)| format!("{what} (<code>{name}</code>)"))
-        .collect();
-    if !absent.is_empty() {
-        let _ = writeln!(
-            page,
-            "<p class=\"note\">Not in this page, since their reports were not run: {}. \
-             <code>tracesql report all --format html</code> has every plot.</p>",
-            absent.join(", ")
-        );
+    if let Some(note) = note {
+        let _ = writeln!(page, "<p class=\"note\">{note}</p>");
     }
     page.push_str("</nav>\n");
 

@@ -429,3 +429,69 @@ fn the_cli_writes_the_diff_and_refuses_what_it_cannot_pair() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--steps"));
 }
+
+/// Data marks in the plot `plot` of an HTML page.
+fn marks(page: &str, plot: &str) -> usize {
+    let start = page
+        .find(&format!("data-plot=\"{plot}\""))
+        .unwrap_or_else(|| panic!("no {plot} plot"));
+    let end = start + page[start..].find("</svg>").unwrap();
+    page[start..end].matches("class=\"mark").count()
+}
+
+#[test]
+fn the_html_page_draws_the_change_by_cause_the_steps_and_the_top_changes() {
+    let (tmp, base, new) = pair(Change {
+        slow_gemm: true,
+        ..Change::default()
+    });
+    let tracesql = || Command::new(env!("CARGO_BIN_EXE_tracesql"));
+    let page_file = tmp.path().join("diff.html");
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &new])
+        .arg("-o")
+        .arg(&page_file)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let page = std::fs::read_to_string(&page_file).unwrap();
+    // six causes and the whole change; both runs' 8 steps
+    assert_eq!(marks(&page, "diff_summary"), 7);
+    assert_eq!(marks(&page, "diff_step"), 16);
+    // the slowed GEMM is the one regressed kernel, flagged (solid); the others did not change
+    let kernels = &page[page.find("data-plot=\"diff_by_kernel\"").unwrap()..];
+    let kernels = &kernels[..kernels.find("</svg>").unwrap()];
+    assert_eq!(
+        kernels.matches("class=\"mark worse\"").count(),
+        1,
+        "{kernels}"
+    );
+    assert!(kernels.contains(">gemm_kernel</text>"));
+    assert_eq!(marks(&page, "diff_by_kernel"), 1);
+    assert!(!page.contains("<script"));
+
+    // a page is a file, and never written into an input
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &new])
+        .args(["--format", "html"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--output"));
+    let inside = base.join("diff.html");
+    let out = tracesql()
+        .arg("diff")
+        .args([&base, &new])
+        .arg("-o")
+        .arg(&inside)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!inside.exists());
+}

@@ -3,10 +3,12 @@
 //! device, stream), each bin a bar as high as its busy %. `kernels` (kernel_summary): the top
 //! kernels' total time as horizontal bars, summed over partitions. `launches` (launch_stats):
 //! a histogram of launch delays in log-spaced bins. `breakdown` (temporal_breakdown): idle /
-//! compute / non-compute as one stacked bar per partition. This module holds what they share:
-//! the outcome, the layout and the x axis.
+//! compute / non-compute as one stacked bar per partition. `diff` (the pages of `tracesql
+//! diff`): the step-time waterfall, the steps of both runs, the top changes. This module
+//! holds what they share: the outcome, the layout and the x axis.
 
 mod breakdown;
+mod diff;
 mod kernels;
 mod launches;
 mod timeline;
@@ -43,6 +45,9 @@ pub fn plot(out: &ReportOutput) -> Option<Outcome> {
         "kernel_summary" => kernels::kernel_summary,
         "launch_stats" => launches::launch_stats,
         "temporal_breakdown" => breakdown::temporal_breakdown,
+        "diff_summary" => diff::waterfall,
+        "diff_step" => diff::steps,
+        "diff_by_op" | "diff_by_kernel" => diff::changes,
         _ => return None,
     };
     if out.num_rows() == 0 {
