@@ -64,6 +64,7 @@ pub static VIEWS: &[SqlObject] = &[
     sql_object!("views", "cpu_launch"),
     sql_object!("views", "graph_edge"),
     sql_object!("views", "gpu_op_clamped"),
+    sql_object!("views", "annotation_call"),
 ];
 
 /// The export plans (`sql/export/`: `chrome_*` for the Chrome JSON, `pftrace_*` for the

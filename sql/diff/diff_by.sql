@@ -1,5 +1,6 @@
 -- diff_by: the change rolled up per key, for each way of keying GPU work (`by`): 'kernel'
--- (normalized name), 'op' (issuing CPU op), 'stream' (NEW's stream, else BASE's). Over the
+-- (normalized name), 'op' (issuing CPU op), 'annotation' (the innermost annotated range
+-- around the launching call, NEW's, else BASE's), 'stream' (NEW's stream, else BASE's). Over the
 -- paired steps: both runs' op counts and GPU time (ns), the change (delta_ns) and its parts
 -- as in diff_step, the per-step spread of the key's GPU time, and whether the change is
 -- larger than the step-to-step noise (Mann-Whitney over the per-step GPU times, a step
@@ -8,7 +9,8 @@ CREATE OR REPLACE VIEW diff_by AS
 WITH figures AS (
   SELECT
     {{part}}
-    step, kernel, cpu_op, CAST(COALESCE(new_stream_id, base_stream_id) AS VARCHAR) AS stream,
+    step, kernel, cpu_op, COALESCE(new_annotation, base_annotation) AS annotation,
+    CAST(COALESCE(new_stream_id, base_stream_id) AS VARCHAR) AS stream,
     CASE WHEN base_dur IS NULL THEN 0 ELSE 1 END AS base_count,
     CASE WHEN new_dur IS NULL THEN 0 ELSE 1 END AS new_count,
     COALESCE(base_dur, 0) AS base_ns,
@@ -24,6 +26,8 @@ keyed AS (
   SELECT *, 'kernel' AS by, kernel AS key FROM figures
   UNION ALL
   SELECT *, 'op' AS by, cpu_op AS key FROM figures
+  UNION ALL
+  SELECT *, 'annotation' AS by, annotation AS key FROM figures
   UNION ALL
   SELECT *, 'stream' AS by, stream AS key FROM figures
 ),

@@ -26,10 +26,12 @@ SELECT
   COALESCE(b.nth, n.nth) AS nth,
   CASE WHEN b.kind IS NULL THEN 'added' WHEN n.kind IS NULL THEN 'removed' ELSE 'paired' END
     AS change,
-  -- each run's op: name as recorded, stream, start (unix ns), duration (ns), the launching
+  -- each run's op: name as recorded, innermost annotated range, stream, start (unix ns), duration (ns), the launching
   -- call's CPU time and the host wait before it (ns, see _diff_gpu_work); NULL when absent
   b.name AS base_name,
   n.name AS new_name,
+  b.annotation AS base_annotation,
+  n.annotation AS new_annotation,
   b.stream_id AS base_stream_id,
   n.stream_id AS new_stream_id,
   b.ts AS base_ts,

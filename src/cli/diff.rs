@@ -11,11 +11,14 @@ use tracesql::window::Window;
 /// Steps are the CPU spans named like --step-name (ProfilerStep#N by default), paired in
 /// order; within a step, GPU work pairs by the CPU op that launched it, the normalized kernel
 /// name and its place (the k-th launch with the k-th). Ranks of two archives pair by their
-/// partition folders (rank=0 with rank=0). Times are ns; `delta_ns` is NEW minus BASE.
+/// partition folders (rank=0 with rank=0; --pair picks the columns). Times are ns;
+/// `delta_ns` is NEW minus BASE.
 ///
 ///   --by summary   one row per rank: step time over the paired steps, the change by cause
 ///   --by step      each paired step: the change by cause; the parts add up to delta_ns
-///   --by kernel    per normalized kernel name (also: op, stream), most changed first
+///   --by kernel    per normalized kernel name (also: op, annotation, stream), most changed
+///                  first; annotation: the innermost user annotation (record_function, NVTX
+///                  range) open around the launching call
 ///   --by gpu-op    every kernel, copy and set, paired ('paired', 'added', 'removed')
 ///
 /// A change is flagged when the Mann-Whitney test across the steps says it is larger than
@@ -28,7 +31,8 @@ use tracesql::window::Window;
 ///   tracesql diff before/ after/
 ///   tracesql diff before/ after/ --by kernel --steps 2-9
 ///   tracesql diff ranks_a/ ranks_b/ --by op --format csv -o ops.csv
-///   tracesql diff before/ after/ -o diff.html      (the page: waterfall, steps, top changes)
+///   tracesql diff day1/ day2/ --pair rank        (rank=N with rank=N; host folders aside)
+///   tracesql diff before/ after/ -o diff.html    (a page: waterfall, steps, top changes)
 ///   tracesql diff a/ b/ --sql "select run, count(*) from kernel group by run"
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
@@ -45,6 +49,11 @@ pub struct DiffArgs {
     /// The CPU spans that are steps: a SQL LIKE pattern over their names
     #[arg(long, value_name = "PATTERN", default_value = "ProfilerStep#%")]
     step_name: String,
+    /// The partition columns that pair ranks of two archives, e.g. `rank` (other columns,
+    /// such as a host that differs between the runs, take no part) or `rank=gpu` (BASE's
+    /// rank with NEW's gpu). Default: every partition column, by the same name
+    #[arg(long, value_name = "KEY[=NEW_KEY]", value_delimiter = ',')]
+    pair: Vec<String>,
     /// Which paired steps count, numbered from 1: e.g. 3, 2-9, 1,3,5-7 (default: all)
     #[arg(long, value_name = "STEPS")]
     steps: Option<String>,
@@ -72,6 +81,7 @@ enum By {
     Step,
     Kernel,
     Op,
+    Annotation,
     Stream,
     GpuOp,
 }
@@ -83,6 +93,7 @@ impl By {
             By::Step => "step",
             By::Kernel => "kernel",
             By::Op => "op",
+            By::Annotation => "annotation",
             By::Stream => "stream",
             By::GpuOp => "gpu-op",
         }
@@ -131,6 +142,14 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
         step_name: args.step_name.clone(),
         steps: args.steps.clone(),
         alpha: args.alpha,
+        pair: args
+            .pair
+            .iter()
+            .map(|p| match p.split_once('=') {
+                Some((b, n)) => (b.trim().to_string(), n.trim().to_string()),
+                None => (p.trim().to_string(), p.trim().to_string()),
+            })
+            .collect(),
     };
     let diff = tracesql::diff::open(&base, &new, &options).await?;
     let html_output = args

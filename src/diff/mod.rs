@@ -12,8 +12,9 @@
 //!      diff_summary) and per kernel, CPU op or stream (diff_by), with the noise test
 //! ```
 //!
-//! Ranks pair by their partition values (both runs must have the same partition columns);
-//! `window_id` takes no part, so an archive of several windows per rank is one run per rank.
+//! Ranks pair by their partition values (both runs must have the same partition columns, or
+//! `--pair` names the ones that pair, by each run's name); `window_id` takes no part, so an
+//! archive of several windows per rank is one run per rank.
 
 mod names;
 mod page;
@@ -49,6 +50,9 @@ pub struct Options {
     pub steps: Option<String>,
     /// A change is flagged when the noise test's p-value is below this.
     pub alpha: f64,
+    /// The partition columns that pair ranks, (BASE's name, NEW's name); empty: all of them,
+    /// by the same names.
+    pub pair: Vec<(String, String)>,
 }
 
 impl Default for Options {
@@ -57,6 +61,7 @@ impl Default for Options {
             step_name: "ProfilerStep#%".into(),
             steps: None,
             alpha: 0.05,
+            pair: Vec::new(),
         }
     }
 }
@@ -64,22 +69,73 @@ impl Default for Options {
 /// What [`open`] made: the session and the columns its diff views are keyed by.
 pub struct Diff {
     pub ctx: SessionContext,
-    /// The pairing keys: the runs' partition columns but `window_id` (e.g. `rank`).
+    /// The pairing keys: the paired partition columns but `window_id` (e.g. `rank`), by
+    /// BASE's names.
     pub keys: Vec<String>,
+}
+
+/// How the runs' partition columns pair: (BASE's column, NEW's column), window_id last when
+/// both runs have it. By default every partition column, by its name in both runs; with
+/// `--pair`, the columns named there (the others take no part in the diff).
+fn pairing(
+    base: &Window,
+    new: &Window,
+    pair: &[(String, String)],
+) -> Result<Vec<(String, String)>> {
+    let mut pairs: Vec<(String, String)> = if pair.is_empty() {
+        let keys = |w: &Window| -> Vec<String> {
+            w.partition_keys
+                .iter()
+                .filter(|k| *k != WINDOW_KEY)
+                .cloned()
+                .collect()
+        };
+        if keys(base) != keys(new) {
+            return Err(Error::Usage(format!(
+                "{} is partitioned by [{}], {} by [{}]: a diff pairs runs by their partition \
+                 folders; name the columns that pair with --pair (e.g. --pair rank, or \
+                 --pair rank=gpu when NEW calls it gpu)",
+                base.root.display(),
+                base.partition_keys.join(", "),
+                new.root.display(),
+                new.partition_keys.join(", "),
+            )));
+        }
+        keys(base).into_iter().map(|k| (k.clone(), k)).collect()
+    } else {
+        for (run, window, column) in pair
+            .iter()
+            .flat_map(|(b, n)| [("BASE", base, b), ("NEW", new, n)])
+        {
+            if column == WINDOW_KEY || !window.partition_keys.contains(column) {
+                return Err(Error::Usage(format!(
+                    "--pair: {run} ({}) has no partition column {column:?}; its columns: [{}]",
+                    window.root.display(),
+                    window.partition_keys.join(", "),
+                )));
+            }
+        }
+        pair.to_vec()
+    };
+    let windows = |w: &Window| w.partition_keys.iter().any(|k| k == WINDOW_KEY);
+    match (windows(base), windows(new)) {
+        (true, true) => pairs.push((WINDOW_KEY.into(), WINDOW_KEY.into())),
+        (false, false) => {}
+        _ => {
+            return Err(Error::Usage(format!(
+                "{} and {}: one is a window, the other an archive; a diff pairs two windows \
+                 or two archives",
+                base.root.display(),
+                new.root.display()
+            )))
+        }
+    }
+    Ok(pairs)
 }
 
 /// One session over `base` and `new` with every table, view and diff view registered.
 pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff> {
-    if base.partition_keys != new.partition_keys {
-        return Err(Error::Usage(format!(
-            "{} is partitioned by [{}], {} by [{}]: a diff pairs runs with the same partition \
-             folders (pass two windows, or two archives of the same layout)",
-            base.root.display(),
-            base.partition_keys.join(", "),
-            new.root.display(),
-            new.partition_keys.join(", "),
-        )));
-    }
+    let pairs = pairing(base, new, &options.pair)?;
     let ctx = crate::engine::query_session();
     let catalog_name = ctx
         .state()
@@ -98,10 +154,10 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
         catalog.register_schema(run, schema.clone())?;
         schemas.push(schema);
     }
-    register_unions(&ctx, &schemas[0], &schemas[1]).await?;
+    register_unions(&ctx, &schemas[0], &schemas[1], base, &pairs).await?;
 
     let mut partitions = vec!["run".to_string()];
-    partitions.extend(base.partition_keys.iter().cloned());
+    partitions.extend(pairs.iter().map(|(b, _)| b.clone()));
     crate::sql::register_views(&ctx, &partitions).await?;
     ctx.register_udf(names::udf());
     ctx.register_udf(stats::udf());
@@ -112,11 +168,10 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
         "alpha" => Some(format!("{:?}", options.alpha)),
         _ => None,
     };
-    let keys: Vec<String> = base
-        .partition_keys
+    let keys: Vec<String> = pairs
         .iter()
-        .filter(|k| *k != WINDOW_KEY)
-        .cloned()
+        .map(|(b, _)| b.clone())
+        .filter(|k| k != WINDOW_KEY)
         .collect();
     for (objects, expanded_for) in [
         (crate::sql::DIFF_RUN, &partitions),
@@ -162,12 +217,16 @@ async fn copy_tables(window: &Window, schema: &dyn SchemaProvider) -> Result<()>
 }
 
 /// Under each table's own name, both runs' rows with a `run` column first: the columns both
-/// runs have, in BASE's order. `cbid` is the same table in both and is BASE's.
+/// runs have, in BASE's order; of the partition columns, the paired ones (`pairs`: BASE's
+/// name, NEW's), under BASE's names. `cbid` is the same table in both and is BASE's.
 async fn register_unions(
     ctx: &SessionContext,
     base: &MemorySchemaProvider,
     new: &MemorySchemaProvider,
+    base_window: &Window,
+    pairs: &[(String, String)],
 ) -> Result<()> {
+    let quote = |name: &str| format!("\"{}\"", name.replace('"', "\"\""));
     let mut names = base.table_names();
     names.sort();
     for name in names.iter().filter(|n| !n.starts_with("_raw_")) {
@@ -179,19 +238,39 @@ async fn register_unions(
             continue;
         }
         let new_schema = n.schema();
-        let columns: Vec<String> = b
+        // (BASE's column, NEW's column) of every column the union keeps
+        let columns: Vec<(String, String)> = b
             .schema()
             .fields()
             .iter()
-            .filter(|f| new_schema.field_with_name(f.name()).is_ok())
-            .map(|f| format!("\"{}\"", f.name().replace('"', "\"\"")))
+            .filter_map(|f| {
+                let column = f.name();
+                let in_new = if base_window.partition_keys.contains(column) {
+                    pairs
+                        .iter()
+                        .find(|(b, _)| b == column)
+                        .map(|(_, n)| n.clone())?
+                } else {
+                    column.clone()
+                };
+                new_schema.field_with_name(&in_new).ok()?;
+                Some((column.clone(), in_new))
+            })
             .collect();
-        let columns = columns.join(", ");
+        let select = |pick: fn(&(String, String)) -> String| -> String {
+            columns
+                .iter()
+                .map(|c| format!("{} AS {}", quote(&pick(c)), quote(&c.0)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
         let [b_run, n_run] = RUNS;
         ctx.sql(&format!(
             "CREATE VIEW \"{name}\" AS \
-             SELECT '{b_run}' AS run, {columns} FROM {b_run}.\"{name}\" \
-             UNION ALL SELECT '{n_run}' AS run, {columns} FROM {n_run}.\"{name}\""
+             SELECT '{b_run}' AS run, {} FROM {b_run}.\"{name}\" \
+             UNION ALL SELECT '{n_run}' AS run, {} FROM {n_run}.\"{name}\"",
+            select(|c| c.0.clone()),
+            select(|c| c.1.clone()),
         ))
         .await?;
     }

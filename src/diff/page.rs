@@ -1,13 +1,13 @@
 //! Stage `diff` (out): what `tracesql diff` prints. Each way of looking at the diff (`--by`)
 //! as its ordered query, and the HTML page that shows them all: the step-time waterfall, both
-//! runs' steps, the most changed CPU ops and kernels (plots of `report::plots::diff`), each
+//! runs' steps, the most changed CPU ops, kernels and annotations (plots of `report::plots::diff`), each
 //! with its table.
 
 use super::Diff;
 use crate::report::ReportOutput;
 use crate::Result;
 
-/// The query of one `--by` view (summary, step, kernel, op, stream, gpu-op), ordered: the pairing keys first, then the most changed first
+/// The query of one `--by` view (summary, step, kernel, op, annotation, stream, gpu-op), ordered: the pairing keys first, then the most changed first
 /// (kernel, op, stream), in step order (step), or by step and time (gpu-op).
 pub fn view_sql(view: &str, keys: &[String]) -> String {
     let keys: String = keys.iter().map(|k| format!("{k}, ")).collect();
@@ -25,7 +25,7 @@ pub fn view_sql(view: &str, keys: &[String]) -> String {
 }
 
 /// The page's sections: (name, title, view). A name picks the section's plot.
-const SECTIONS: [(&str, &str, &str); 5] = [
+const SECTIONS: [(&str, &str, &str); 6] = [
     (
         "diff_summary",
         "Step time over the paired steps, and its change by cause",
@@ -45,6 +45,11 @@ const SECTIONS: [(&str, &str, &str); 5] = [
         "diff_by_kernel",
         "Per kernel (normalized name): the change of its GPU time",
         "kernel",
+    ),
+    (
+        "diff_by_annotation",
+        "Per annotation (innermost range around the launch): the change of its GPU time",
+        "annotation",
     ),
     (
         "diff_by_stream",

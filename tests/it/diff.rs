@@ -111,10 +111,13 @@ fn x(cat: &str, name: &str, tid: i64, ts_ns: i64, dur_ns: i64, args: Value) -> V
 /// The simulated trace of one run.
 fn trace(change: Change) -> Value {
     let mut events = Vec::new();
-    let (mut t, mut gpu_free, mut id) = (0i64, 0i64, 0i64);
+    let (mut t, mut gpu_free, mut id, mut forward_start) = (0i64, 0i64, 0i64, 0i64);
     for step in 0..STEPS {
         let step_start = t;
         for op in ops(step, change) {
+            if op.cpu == "aten::mm" {
+                forward_start = t;
+            }
             if op.cpu == "aten::add" {
                 t += change.stall_before_add_us * 1000;
             }
@@ -153,6 +156,27 @@ fn trace(change: Change) -> Value {
                 args["bytes"] = json!(4096);
             }
             events.push(x(op.kind, op.name, 7, start, op.dur_ns, args));
+            // annotated ranges: "gemm_block" around the GEMM's op, inside "forward" around it
+            // and the add's; the copy has none
+            match op.cpu {
+                "aten::mm" => events.push(x(
+                    "user_annotation",
+                    "gemm_block",
+                    TID,
+                    t,
+                    30_000,
+                    json!({}),
+                )),
+                "aten::add" => events.push(x(
+                    "user_annotation",
+                    "forward",
+                    TID,
+                    forward_start,
+                    t + 30_000 - forward_start,
+                    json!({}),
+                )),
+                _ => {}
+            }
             t += 31_000;
         }
         let end = whole_us(t.max(gpu_free) + 2_000);
@@ -180,10 +204,19 @@ fn pair(change: Change) -> (tempfile::TempDir, PathBuf, PathBuf) {
 
 /// Rows of `sql` over the diff of `base` and `new`.
 async fn diff_rows(base: &Path, new: &Path, sql: &str) -> Vec<String> {
-    let (base, new) = (Window::open(base).unwrap(), Window::open(new).unwrap());
     let options = tracesql::diff::Options::default();
-    let diff = tracesql::diff::open(&base, &new, &options).await.unwrap();
-    rows(&diff.ctx, sql).await
+    diff_rows_with(base, new, &options, sql).await.unwrap()
+}
+
+async fn diff_rows_with(
+    base: &Path,
+    new: &Path,
+    options: &tracesql::diff::Options,
+    sql: &str,
+) -> tracesql::Result<Vec<String>> {
+    let (base, new) = (Window::open(base).unwrap(), Window::open(new).unwrap());
+    let diff = tracesql::diff::open(&base, &new, options).await?;
+    Ok(rows(&diff.ctx, sql).await)
 }
 
 /// `column` of diff_by's row for `key` keyed `by`, as an integer.
@@ -239,6 +272,18 @@ async fn a_slower_kernel_is_gpu_time_of_that_kernel() {
     for other in ["add_kernel", "Memcpy"] {
         assert_eq!(
             by_figure(&base, &new, "kernel", other, row).await,
+            "0|0|0|0|false",
+            "{other}"
+        );
+    }
+    // by annotation: on the innermost range around the GEMM's launch
+    assert_eq!(
+        by_figure(&base, &new, "annotation", "gemm_block", row).await,
+        format!("{added}|{added}|0|0|true")
+    );
+    for other in ["forward", "(no annotation)"] {
+        assert_eq!(
+            by_figure(&base, &new, "annotation", other, row).await,
             "0|0|0|0|false",
             "{other}"
         );
@@ -494,4 +539,49 @@ fn the_html_page_draws_the_change_by_cause_the_steps_and_the_top_changes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(!inside.exists());
+}
+
+#[tokio::test]
+async fn pair_names_the_partition_columns_that_pair_ranks() {
+    let (tmp, base, new) = pair(Change {
+        slow_gemm: true,
+        ..Change::default()
+    });
+    let archive = |name: &str, folder: &str, window: &Path| {
+        let root = tmp.path().join(name);
+        crate::support::copy_dir(window, &root.join(folder).join("window_id=000001"));
+        root
+    };
+    let on_host_a = archive("a", "host=a/rank=0", &base);
+    let on_host_b = archive("b", "host=b/rank=0", &new);
+    let by_gpu = archive("c", "gpu=0", &new);
+    let slower: i64 = (0..STEPS)
+        .map(|s| ops(s, Change::default())[0].dur_ns / 5)
+        .sum();
+    let sql = "SELECT rank, delta_ns FROM diff_by WHERE by = 'kernel' AND key = 'gemm_kernel'";
+    let with = |pair: &[(&str, &str)]| tracesql::diff::Options {
+        pair: pair
+            .iter()
+            .map(|(b, n)| (b.to_string(), n.to_string()))
+            .collect(),
+        ..Default::default()
+    };
+    // by default the host pairs too, and the hosts differ: nothing pairs
+    let none = diff_rows(&on_host_a, &on_host_b, sql).await;
+    assert!(none.is_empty(), "{none:?}");
+    // --pair rank: rank 0 with rank 0, whatever the host
+    let got = diff_rows_with(&on_host_a, &on_host_b, &with(&[("rank", "rank")]), sql).await;
+    assert_eq!(got.unwrap(), vec![format!("0|{slower}")]);
+    // --pair rank=gpu: NEW names the column otherwise; the diff speaks BASE's names
+    let got = diff_rows_with(&on_host_a, &by_gpu, &with(&[("rank", "gpu")]), sql).await;
+    assert_eq!(got.unwrap(), vec![format!("0|{slower}")]);
+    // a column a run does not have is named in the error
+    let err = diff_rows_with(&on_host_a, &by_gpu, &with(&[("rank", "rank")]), sql)
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("NEW") && err.contains("\"rank\"") && err.contains("[gpu, window_id]"),
+        "{err}"
+    );
 }

@@ -2,9 +2,10 @@
 -- start of the call that launched it, as HTA's iterations hold them. An op whose call is not
 -- in the trace (launched before it began) is left out, as is work outside every step; in a
 -- window where no op has a call (ROCm traces without correlation), each op is in the step
--- its own start falls in. Each op has the CPU op that issued the call, its normalized kernel
--- name (`diff_kernel_name`) and its place among the step's launches of that kind and name by that
--- CPU op (`nth`): the k-th such launch of BASE pairs with the k-th of NEW.
+-- its own start falls in. Each op has the CPU op that issued the call, the innermost
+-- annotated range around the call, its normalized kernel name (`diff_kernel_name`) and its
+-- place among the step's launches of that kind and name by that CPU op (`nth`): the k-th
+-- such launch of BASE pairs with the k-th of NEW.
 CREATE OR REPLACE VIEW _diff_gpu_work AS
 WITH by_id AS (
   -- the CPU op whose external id the call carries: the innermost (latest to start) of them
@@ -44,9 +45,18 @@ issuer AS (
   FROM by_id i
   LEFT ANTI JOIN by_thread t ON t.correlation_id = i.correlation_id {{same_window i t}}
 ),
+annotation AS (
+  -- the innermost annotated range open on the call's thread when it started (the latest to
+  -- start; of two that start together, the shorter), steps aside
+  SELECT {{part}} correlation_id, last_value(name ORDER BY ts, end_ts DESC) AS annotation
+  FROM annotation_call
+  WHERE name NOT LIKE {{param step_name}}
+  GROUP BY {{part}} correlation_id
+),
 op AS (
   SELECT
     {{part g}} g.kind, g.name, g.ts, g.dur, g.device_id, g.stream_id, a.ts AS api_ts, i.cpu_op,
+    n.annotation,
     -- the call's CPU time, counted on the first op it launched only (a graph launch has many)
     CASE WHEN ROW_NUMBER() OVER (
         PARTITION BY {{part g}} g.correlation_id, a.ts ORDER BY g.ts, g.dur) = 1
@@ -59,6 +69,8 @@ op AS (
     ON a.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window a g}}
   LEFT JOIN issuer i
     ON i.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window i g}}
+  LEFT JOIN annotation n
+    ON n.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window n g}}
   WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 ),
 linked AS (
@@ -75,6 +87,7 @@ SELECT
   o.name,
   diff_kernel_name(o.name) AS kernel,
   COALESCE(o.cpu_op, '(no CPU op)') AS cpu_op,
+  COALESCE(o.annotation, '(no annotation)') AS annotation,
   ROW_NUMBER() OVER (
     PARTITION BY {{pair o}} s.step, o.kind, o.cpu_op, diff_kernel_name(o.name)
     ORDER BY COALESCE(o.api_ts, o.ts), o.ts) AS nth,

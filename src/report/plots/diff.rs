@@ -1,9 +1,9 @@
 //! Stage `report` (plots): the pictures of `tracesql diff --format html`. `waterfall`
 //! (diff_summary): the change of step time from BASE to NEW, cause by cause, each a bar that
 //! starts where the previous one ended, then the whole change. `steps` (diff_step): each
-//! paired step's time in both runs, side by side. `changes` (diff_by_op, diff_by_kernel): the
-//! most regressed and most improved keys, their change per step with its spread as a whisker,
-//! faint when the noise test does not flag it.
+//! paired step's time in both runs, side by side. `changes` (diff_by_op, _kernel,
+//! _annotation): the most regressed and most improved keys, their change per step with its
+//! spread as a whisker, faint when the noise test does not flag it.
 
 use super::{Outcome, Plot, RIGHT, TOP, WIDTH, X_AXIS};
 use crate::report::columns::{ints, partitions, texts, Missing};

@@ -47,7 +47,7 @@ pub fn plot(out: &ReportOutput) -> Option<Outcome> {
         "temporal_breakdown" => breakdown::temporal_breakdown,
         "diff_summary" => diff::waterfall,
         "diff_step" => diff::steps,
-        "diff_by_op" | "diff_by_kernel" => diff::changes,
+        "diff_by_op" | "diff_by_kernel" | "diff_by_annotation" => diff::changes,
         _ => return None,
     };
     if out.num_rows() == 0 {
