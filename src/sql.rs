@@ -7,8 +7,9 @@
 //!   comma; nothing for a single window;
 //! - `{{same_window a b}}`: `AND a.k = b.k` for every partition column; nothing for a
 //!   single window, so joins never pair rows of different windows;
-//! - `{{group_by_part}}` / `{{partition_by_part}}`: `GROUP BY` / `PARTITION BY` the partition
-//!   columns; nothing for a single window (for one row, or one window frame, per window);
+//! - `{{group_by_part}}` / `{{partition_by_part}}` / `{{partition_by_part t}}`: `GROUP BY` /
+//!   `PARTITION BY` the partition columns (qualified by `t`); nothing for a single window (for
+//!   one row, or one window frame, per window);
 //! - `{{pair}}` / `{{pair t}}` / `{{same_pair a b}}` / `{{group_by_pair}}` /
 //!   `{{partition_by_pair}}`: as the `part` ones, over the partition columns but `window_id`
 //!   (a diff pairs the runs' ranks, not their window numbers; see `diff`);
@@ -217,6 +218,11 @@ fn expand_all(
             ["group_by_part"] => clause(&mut out, "GROUP BY", partitions),
             ["group_by_pair"] => clause(&mut out, "GROUP BY", &pairs),
             ["partition_by_part"] => clause(&mut out, "PARTITION BY", partitions),
+            ["partition_by_part", t] => {
+                let qualified: Vec<String> =
+                    partitions.iter().map(|k| format!("{t}.{k}")).collect();
+                clause(&mut out, "PARTITION BY", &qualified)
+            }
             ["partition_by_pair"] => clause(&mut out, "PARTITION BY", &pairs),
             ["file_row"] if file_row => out.push_str("file_row, "),
             ["file_row", t] if file_row => out.push_str(&format!("{t}.file_row, ")),
@@ -355,6 +361,12 @@ mod tests {
         );
         assert_eq!(expand_with(text, &[], &param).unwrap(), "SELECT 42 FROM x ");
         assert!(expand_with("{{param m}}", &[], &param).is_err());
+        let window = "OVER ({{partition_by_part g}} ORDER BY ts)";
+        assert_eq!(
+            expand(window, &parts).unwrap(),
+            "OVER (PARTITION BY g.rank ORDER BY ts)"
+        );
+        assert_eq!(expand(window, &[]).unwrap(), "OVER ( ORDER BY ts)");
     }
 
     #[test]

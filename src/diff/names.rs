@@ -11,9 +11,10 @@
 //!
 //! Memcpy and Memset pass through. The raw name stays beside the normalized one in the views.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, StringArray};
+use datafusion::arrow::array::{Array, AsArray, StringBuilder};
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::Result as DfResult;
@@ -34,10 +35,18 @@ fn invoke(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
     let arrays = ColumnarValue::values_to_arrays(args)?;
     let text = cast(&arrays[0], &DataType::Utf8)?;
     let names = text.as_string::<i32>();
-    let out: StringArray = (0..names.len())
-        .map(|i| names.is_valid(i).then(|| kernel_name(names.value(i))))
-        .collect();
-    Ok(ColumnarValue::Array(Arc::new(out)))
+    // A window's ops repeat a few hundred names: each distinct one is normalized once.
+    let mut normalized: HashMap<&str, String> = HashMap::new();
+    let mut out = StringBuilder::with_capacity(names.len(), names.len() * 16);
+    for i in 0..names.len() {
+        if names.is_null(i) {
+            out.append_null();
+        } else {
+            let raw = names.value(i);
+            out.append_value(normalized.entry(raw).or_insert_with(|| kernel_name(raw)));
+        }
+    }
+    Ok(ColumnarValue::Array(Arc::new(out.finish())))
 }
 
 const GEMM_LIBRARIES: [&str; 8] = [

@@ -23,27 +23,30 @@ thread_event AS (
     correlation_id
   FROM api_call
 ),
+numbered AS (
+  -- each event numbered by the CPU ops on its thread up to it
+  SELECT {{part}} is_call, ts, name, op_end, pid, tid, correlation_id,
+    SUM(1 - is_call) OVER (
+      PARTITION BY {{part}} pid, tid ORDER BY ts, is_call ROWS UNBOUNDED PRECEDING) AS op_no
+  FROM thread_event
+),
 by_thread AS (
   -- older Kineto traces give each call an external id of its own: there, the CPU op that
-  -- started last on the call's thread before it, while it still runs (as HTA's call stacks)
-  SELECT {{part}} correlation_id, cpu_op
-  FROM (
-    SELECT {{part}} is_call, ts, correlation_id,
-      LAST_VALUE(name) IGNORE NULLS OVER w AS cpu_op,
-      LAST_VALUE(op_end) IGNORE NULLS OVER w AS op_end
-    FROM thread_event
-    WINDOW w AS (PARTITION BY {{part}} pid, tid ORDER BY ts, is_call ROWS UNBOUNDED PRECEDING)
-  ) t
-  WHERE is_call = 1 AND op_end >= ts
+  -- started last on the call's thread before it (the op of its number), while it still runs
+  -- (as HTA's call stacks)
+  SELECT {{part c}} c.correlation_id, o.name AS cpu_op
+  FROM numbered c
+  JOIN numbered o
+    ON o.pid = c.pid AND o.tid = c.tid AND o.op_no = c.op_no AND o.is_call = 0
+    {{same_window o c}}
+  WHERE c.is_call = 1 AND o.op_end >= c.ts
 ),
 issuer AS (
-  SELECT {{part t}} t.correlation_id, COALESCE(i.cpu_op, t.cpu_op) AS cpu_op
+  -- by external id where the call has one, else by thread
+  SELECT {{coalesce_part t i}} COALESCE(t.correlation_id, i.correlation_id) AS correlation_id,
+    COALESCE(i.cpu_op, t.cpu_op) AS cpu_op
   FROM by_thread t
-  LEFT JOIN by_id i ON i.correlation_id = t.correlation_id {{same_window i t}}
-  UNION ALL
-  SELECT {{part i}} i.correlation_id, i.cpu_op
-  FROM by_id i
-  LEFT ANTI JOIN by_thread t ON t.correlation_id = i.correlation_id {{same_window i t}}
+  FULL JOIN by_id i ON i.correlation_id = t.correlation_id {{same_window i t}}
 ),
 annotation AS (
   -- the innermost annotated range open on the call's thread when it started (the latest to
@@ -58,8 +61,8 @@ op AS (
     {{part g}} g.kind, g.name, g.ts, g.dur, g.device_id, g.stream_id, a.ts AS api_ts, i.cpu_op,
     n.annotation,
     -- the call's CPU time, counted on the first op it launched only (a graph launch has many)
-    CASE WHEN ROW_NUMBER() OVER (
-        PARTITION BY {{part g}} g.correlation_id, a.ts ORDER BY g.ts, g.dur) = 1
+    CASE WHEN (LAG(g.correlation_id) OVER by_call IS DISTINCT FROM g.correlation_id)
+        OR (LAG(a.ts) OVER by_call IS DISTINCT FROM a.ts)
       THEN a.dur ELSE 0 END AS call_dur,
     -- the stream's previous op's end
     LAG(g.ts + g.dur) OVER (
@@ -72,12 +75,15 @@ op AS (
   LEFT JOIN annotation n
     ON n.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window n g}}
   WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
+  WINDOW by_call AS ({{partition_by_part g}} ORDER BY g.correlation_id, a.ts, g.ts, g.dur)
 ),
 linked AS (
-  -- whether the window links GPU ops to their calls at all
-  SELECT {{part}} MAX(CASE WHEN api_ts IS NULL THEN 0 ELSE 1 END) AS any_call
-  FROM op
-  {{group_by_part}}
+  -- the runs whose windows link GPU ops to their calls at all
+  SELECT DISTINCT {{part g}} 1 AS any_call
+  FROM gpu_op g
+  JOIN api_call a
+    ON a.correlation_id = g.correlation_id AND g.correlation_id <> 0 {{same_window a g}}
+  WHERE g.kind IN ('kernel', 'gpu_memcpy', 'gpu_memset')
 )
 SELECT
   {{pair o}}
@@ -107,5 +113,5 @@ FROM op o
 JOIN _diff_step s
   ON COALESCE(o.api_ts, o.ts) >= s.step_ts AND COALESCE(o.api_ts, o.ts) < s.step_end
   {{same_pair s o}}
-JOIN linked l ON TRUE {{same_window l o}}
-WHERE o.api_ts IS NOT NULL OR l.any_call = 0
+LEFT JOIN linked l ON TRUE {{same_window l o}}
+WHERE o.api_ts IS NOT NULL OR l.any_call IS NULL
