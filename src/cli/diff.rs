@@ -33,6 +33,7 @@ use tracesql::window::Window;
 ///   tracesql diff ranks_a/ ranks_b/ --by op --format csv -o ops.csv
 ///   tracesql diff day1/ day2/ --pair rank        (rank=N with rank=N; host folders aside)
 ///   tracesql diff before/ after/ -o diff.html    (a page: waterfall, steps, top changes)
+///   tracesql diff before/ after/ --timeline step.pftrace   (both runs' step, for Perfetto)
 ///   tracesql diff a/ b/ --sql "select run, count(*) from kernel group by run"
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
@@ -73,6 +74,11 @@ pub struct DiffArgs {
     /// Write the result to FILE (atomically) instead of stdout
     #[arg(short, long, value_name = "FILE")]
     output: Option<PathBuf>,
+    /// Also write one trace (.pftrace, else Chrome JSON, .json.gz) with a typical step of
+    /// BASE above the same step of NEW, aligned at the step's start, changed kernels renamed
+    /// `[+23% +12.0 µs] name` (or `[added]`, `[removed]`); --steps 7 picks step 7
+    #[arg(long, value_name = "TRACE")]
+    timeline: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -125,6 +131,36 @@ async fn write_html(args: &DiffArgs, diff: &tracesql::diff::Diff) -> anyhow::Res
     Ok(())
 }
 
+/// `--timeline`: a step of both runs, one above the other, in one trace at `path`.
+async fn write_timeline(
+    args: &DiffArgs,
+    diff: &tracesql::diff::Diff,
+    base: &Window,
+    new: &Window,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let inputs = [args.base.as_path(), args.new.as_path()];
+    tracesql::file::refuse_writing_into(path, &inputs, "--timeline")?;
+    let pftrace =
+        path.to_string_lossy()
+            .contains(".pftrace")
+            .then(|| tracesql::export::PftraceConfig {
+                compression_level: 1,
+                ..Default::default()
+            });
+    let written = tracesql::diff::write_timeline(diff, base, new, path, pftrace.as_ref()).await?;
+    eprintln!(
+        "wrote {}: step {} of each run, one above the other ({} windows, {} events, {} \
+         kernels marked as changed)",
+        path.display(),
+        written.step,
+        written.summary.windows.len(),
+        written.summary.events,
+        written.marked
+    );
+    Ok(())
+}
+
 pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(tracesql::Error::Usage(format!(
@@ -152,6 +188,9 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
             .collect(),
     };
     let diff = tracesql::diff::open(&base, &new, &options).await?;
+    if let Some(path) = &args.timeline {
+        write_timeline(&args, &diff, &base, &new, path).await?;
+    }
     let html_output = args
         .output
         .as_ref()

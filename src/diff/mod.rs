@@ -19,6 +19,7 @@
 mod names;
 mod page;
 mod stats;
+mod timeline;
 
 use std::sync::Arc;
 
@@ -32,6 +33,7 @@ use crate::Result;
 pub use names::kernel_name;
 pub use page::{html, view_sql};
 pub use stats::mann_whitney_p;
+pub use timeline::{write_timeline, Timeline};
 
 /// The runs' names, as schemas and as values of the `run` column.
 pub const RUNS: [&str; 2] = ["base", "new"];
@@ -72,6 +74,8 @@ pub struct Diff {
     /// The pairing keys: the paired partition columns but `window_id` (e.g. `rank`), by
     /// BASE's names.
     pub keys: Vec<String>,
+    /// The paired partition columns, `window_id` included: (BASE's name, NEW's name).
+    pub pairs: Vec<(String, String)>,
 }
 
 /// How the runs' partition columns pair: (BASE's column, NEW's column), window_id last when
@@ -195,7 +199,7 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
             }
         }
     }
-    Ok(Diff { ctx, keys })
+    Ok(Diff { ctx, keys, pairs })
 }
 
 /// Register `window`'s tables in a scratch session and move them into `schema`.

@@ -27,7 +27,7 @@ use crate::Result;
 
 /// One window's offset.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Offset {
+pub struct Offset {
     /// added to its times, ns
     pub offset_ns: i64,
     /// the collectives it was taken from (`collectives` only)

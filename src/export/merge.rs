@@ -52,7 +52,7 @@ impl Align {
         }
     }
 
-    fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match self {
             Align::Wall => "wall".into(),
             Align::Collectives => "collectives".into(),
@@ -125,12 +125,21 @@ pub async fn export_merged_chrome_split(
     Ok((summary, parts.expect("a split export lists its parts")))
 }
 
-/// The merged trace, whole or (`split`: at most so many bytes each) in parts.
-async fn write_merged(
+/// One window of a merged trace: where it is, what its tracks are named after, how its
+/// clock is shifted and what of it is kept.
+#[derive(Clone, Debug)]
+pub struct Piece {
+    pub window: WindowDir,
+    pub label: String,
+    pub offset: Offset,
+    pub filter: RowFilter,
+}
+
+/// The archive's windows `config` picks, as pieces of a merged trace.
+pub(super) async fn pieces(
     config: &MergeConfig,
-    split: Option<u64>,
-) -> Result<(MergeSummary, Option<super::split::SplitSummary>)> {
-    let found = find_windows(&config.archive)?;
+    found: &crate::window::Found,
+) -> Result<Vec<Piece>> {
     let (windows, filter) = select_windows(&found.partition_keys, &found.windows, &config.filter)
         .await
         .map_err(|e| match e {
@@ -147,18 +156,56 @@ async fn write_merged(
     let labels = labels(&windows);
     let partitions: Vec<String> = windows.iter().map(|w| partition_path(w)).collect();
     let offsets = align::offsets(&config.align, &windows, &partitions).await?;
+    Ok((windows.into_iter().zip(labels).zip(offsets))
+        .map(|((window, label), offset)| Piece {
+            window: window.clone(),
+            label,
+            offset,
+            filter: filter.clone(),
+        })
+        .collect())
+}
 
+/// The merged trace, whole or (`split`: at most so many bytes each) in parts.
+async fn write_merged(
+    config: &MergeConfig,
+    split: Option<u64>,
+) -> Result<(MergeSummary, Option<super::split::SplitSummary>)> {
+    let found = find_windows(&config.archive)?;
+    let pieces = pieces(config, &found).await?;
+    let trace_name =
+        (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
+    write_pieces(
+        &pieces,
+        &config.align.name(),
+        &config.output,
+        &trace_name,
+        split,
+    )
+    .await
+}
+
+/// `pieces` as one Chrome trace at `output`, whole or (`split`: at most so many bytes each)
+/// in parts; `align` names how their clocks were put on one timeline (the merge record's).
+pub(crate) async fn write_pieces(
+    pieces: &[Piece],
+    align: &str,
+    output: &std::path::Path,
+    trace_name: &str,
+    split: Option<u64>,
+) -> Result<(MergeSummary, Option<super::split::SplitSummary>)> {
     let mut base0: Option<i64> = None;
     let mut first_members = None;
     let (mut parts, mut merged) = (Vec::new(), Vec::new());
     let mut join_sink = None;
     let mut bytes = 0u64;
-    for (ordinal, window) in windows.iter().enumerate() {
-        let Offset { offset_ns, matched } = offsets[ordinal];
+    for (ordinal, piece) in pieces.iter().enumerate() {
+        let Offset { offset_ns, matched } = piece.offset;
         let mut shift_ns = 0;
-        let prefix = format!("{} · ", labels[ordinal]);
+        let prefix = format!("{} · ", piece.label);
         let index = split.is_some();
-        let encoded = encode_window(&window.path, &filter, &config.output, index, |base| {
+        let path = &piece.window.path;
+        let encoded = encode_window(path, &piece.filter, output, index, |base| {
             let first = *base0.get_or_insert(base);
             shift_ns = base - first + offset_ns;
             Ok(Some(Arc::new(Remap {
@@ -183,8 +230,8 @@ async fn write_merged(
         first_members.get_or_insert(encoded.members);
         crate::memory::return_free_memory();
         merged.push(MergedWindow {
-            partition: partitions[ordinal].clone(),
-            label: labels[ordinal].clone(),
+            partition: partition_path(&piece.window),
+            label: piece.label.clone(),
             offset_ns,
             matched,
             shift_ns,
@@ -194,25 +241,18 @@ async fn write_merged(
     }
     let sink = join_sink.expect("at least one window");
     let members = first_members.expect("at least one window");
-    let record = merge_record(&config.align, &merged).to_string();
+    let record = merge_record(align, &merged).to_string();
     let mut members: Vec<(&str, Option<&str>)> = (members.iter())
         .filter(|(k, _)| k != "distributedInfo")
         .map(|(k, v)| (k.as_str(), v.as_deref()))
         .collect();
     members.push(("tracesqlMerge", Some(&record)));
-    let trace_name =
-        (config.trace_name.clone()).unwrap_or_else(|| config.output.display().to_string());
-    let frame = Frame::new(members, &trace_name);
+    let frame = Frame::new(members, trace_name);
     let listed = match split {
-        Some(max_bytes) => Some(super::split::write_parts(
-            &frame,
-            parts,
-            &config.output,
-            max_bytes,
-        )?),
+        Some(max_bytes) => Some(super::split::write_parts(&frame, parts, output, max_bytes)?),
         None => {
-            let mut file = AtomicFile::create(&config.output)?;
-            sink.join(file.file(), &frame, parts, &config.output)?;
+            let mut file = AtomicFile::create(output)?;
+            sink.join(file.file(), &frame, parts, output)?;
             file.commit()?;
             None
         }
@@ -226,7 +266,7 @@ async fn write_merged(
 }
 
 /// The `tracesqlMerge` member: how each window was renamed and shifted.
-pub(super) fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_json::Value {
+pub(super) fn merge_record(align: &str, windows: &[MergedWindow]) -> serde_json::Value {
     let windows: Vec<serde_json::Value> = (windows.iter().enumerate())
         .map(|(ordinal, w)| {
             let mut record = serde_json::json!({
@@ -247,7 +287,7 @@ pub(super) fn merge_record(align: &Align, windows: &[MergedWindow]) -> serde_jso
         })
         .collect();
     serde_json::json!({
-        "align": align.name(),
+        "align": align,
         "pid": format!("(ordinal + 1) * {PID_STRIDE} + pid"),
         "flow_id": format!("ordinal * {FLOW_STRIDE} + id"),
         "sort_index": format!("ordinal * {SORT_STRIDE} + sort_index"),

@@ -7,10 +7,9 @@
 //! docs/export-merge.md list them). A first track, `tracesqlMerge {...}`, records each
 //! window's partition and offset.
 
-use super::align::{self, Offset};
-use super::merge::{
-    labels, partition_path, select_windows, MergeConfig, MergeSummary, MergedWindow,
-};
+use std::path::Path;
+
+use super::merge::{partition_path, pieces, MergeConfig, MergeSummary, MergedWindow, Piece};
 use super::pftrace::write_window;
 use super::{refuse_writing_into_inputs, PftraceConfig};
 use crate::error::Error;
@@ -47,38 +46,39 @@ pub(crate) async fn write_merged(
     w: &mut PftraceWriter,
 ) -> Result<MergeSummary> {
     let found = find_windows(&config.archive)?;
-    let (windows, filter) =
-        select_windows(&found.partition_keys, &found.windows, &config.filter).await?;
-    if windows.is_empty() {
-        return Err(Error::Usage(format!(
-            "--where keeps no window of {}",
-            config.archive.display()
-        )));
-    }
-    if windows.len() > MAX_WINDOWS {
+    let pieces = pieces(config, &found).await?;
+    write_pieces(&pieces, &config.align.name(), single, &config.output, w).await
+}
+
+/// `pieces` merged into `w`, each exported with `single`'s settings; `align` names how their
+/// clocks were put on one timeline (the merge record's).
+pub(crate) async fn write_pieces(
+    pieces: &[Piece],
+    align: &str,
+    single: &PftraceConfig,
+    output: &Path,
+    w: &mut PftraceWriter,
+) -> Result<MergeSummary> {
+    if pieces.len() > MAX_WINDOWS {
         return Err(Error::Usage(format!(
             "{} windows: at most {MAX_WINDOWS} merge into one .pftrace (--where picks some)",
-            windows.len()
+            pieces.len()
         )));
     }
-    let labels = labels(&windows);
-    let partitions: Vec<String> = windows.iter().map(|w| partition_path(w)).collect();
-    let offsets = align::offsets(&config.align, &windows, &partitions).await?;
-
-    let io = |e| Error::io(&config.output, e);
-    let merged: Vec<MergedWindow> = (0..windows.len())
-        .map(|i| MergedWindow {
-            partition: partitions[i].clone(),
-            label: labels[i].clone(),
-            offset_ns: offsets[i].offset_ns,
-            matched: offsets[i].matched,
-            shift_ns: offsets[i].offset_ns,
+    let io = |e| Error::io(output, e);
+    let mut merged: Vec<MergedWindow> = (pieces.iter())
+        .map(|piece| MergedWindow {
+            partition: partition_path(&piece.window),
+            label: piece.label.clone(),
+            offset_ns: piece.offset.offset_ns,
+            matched: piece.offset.matched,
+            shift_ns: piece.offset.offset_ns,
             events: 0,
             metadata: Vec::new(),
         })
         .collect();
     // The record first: a track named after it, on no sequence.
-    let record = super::merge::merge_record(&config.align, &merged).to_string();
+    let record = super::merge::merge_record(align, &merged).to_string();
     w.packet(|p| {
         p.message(60, |t| {
             t.uint(1, 0x7472_6163_6573_716c); // "tracesql"
@@ -86,15 +86,13 @@ pub(crate) async fn write_merged(
         })
     })
     .map_err(io)?;
-    let mut merged = merged;
-    for (ordinal, window) in windows.iter().enumerate() {
-        let Offset { offset_ns, .. } = offsets[ordinal];
-        let remap =
-            PacketRemap::window(ordinal as u32, format!("{} · ", labels[ordinal]), offset_ns)?;
+    for (ordinal, piece) in pieces.iter().enumerate() {
+        let prefix = format!("{} · ", piece.label);
+        let remap = PacketRemap::window(ordinal as u32, prefix, piece.offset.offset_ns)?;
         let mut one = single.clone();
-        one.window = window.path.clone();
-        one.output = config.output.clone();
-        one.filter = filter.clone();
+        one.window = piece.window.path.clone();
+        one.output = output.to_path_buf();
+        one.filter = piece.filter.clone();
         let before = w.packets();
         write_window(&one, w, &remap).await?;
         merged[ordinal].events = w.packets() - before;

@@ -25,10 +25,11 @@ use datafusion::arrow::buffer::Buffer;
 use datafusion::arrow::datatypes::{Float64Type, Int64Type};
 use datafusion::prelude::SessionContext;
 
+pub use align::Offset;
 pub use filter::{RowFilter, PREDICATE_COLUMNS};
 pub use merge::{
     export_merged_chrome, export_merged_chrome_split, Align, MergeConfig, MergeSummary,
-    MergedWindow,
+    MergedWindow, Piece,
 };
 pub use merge_pftrace::export_merged_pftrace;
 pub use pftrace::{export_pftrace, PftraceConfig};
@@ -104,6 +105,36 @@ async fn serial_plans(
         serial.push(plan);
     }
     Ok(serial)
+}
+
+/// Windows one above the other on one timeline, as one trace at `output`: Chrome JSON, or a
+/// `.pftrace` exported with `pftrace`'s settings. Each piece's tracks are named after its
+/// label, its clock shifted by its offset and its rows narrowed by its filter, as in a
+/// merged export; `align` says how the offsets were chosen (the merge record's). What
+/// `diff --timeline` writes.
+pub async fn export_pieces(
+    pieces: &[Piece],
+    align: &str,
+    output: &Path,
+    pftrace: Option<&PftraceConfig>,
+) -> Result<MergeSummary> {
+    let written = async {
+        let Some(single) = pftrace else {
+            let name = output.display().to_string();
+            return Ok(merge::write_pieces(pieces, align, output, &name, None)
+                .await?
+                .0);
+        };
+        let mut file = AtomicFile::create(output)?;
+        let io = |e| Error::io(output, e);
+        let out = file.file().try_clone().map_err(io)?;
+        let mut w = crate::sink::perfetto::PftraceWriter::try_new(out, single.compression_level)?;
+        let summary = merge_pftrace::write_pieces(pieces, align, single, output, &mut w).await?;
+        w.finish().map_err(io)?;
+        file.commit()?;
+        Ok(summary)
+    };
+    written.await.map_err(|e: Error| e.at_output(output))
 }
 
 /// The window at `dir` (one window folder, not an archive), its CPU trace's path and the
