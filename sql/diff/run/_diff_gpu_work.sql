@@ -13,32 +13,42 @@ WITH by_id AS (
   FROM cpu_launch
   GROUP BY {{part}} correlation_id
 ),
-thread_event AS (
-  SELECT {{part}} 0 AS is_call, ts_ns AS ts, name, ts_ns + dur_ns AS op_end, pid, tid,
-    CAST(NULL AS BIGINT) AS correlation_id
-  FROM cpu_event
-  WHERE ph = 'X' AND cat = 'cpu_op'
-  UNION ALL
-  SELECT {{part}} 1, ts, NULL, NULL, CAST(process_id AS VARCHAR), CAST(thread_id AS VARCHAR),
-    correlation_id
-  FROM api_call
+thread_op AS (
+  -- each thread's CPU ops numbered in start order; of two that start together, the longer
+  -- first (the shorter one runs inside it), name last, so that the order is total but for
+  -- ops that are alike
+  SELECT {{part}} ts, name, op_end, pid, tid,
+    ROW_NUMBER() OVER (
+      PARTITION BY {{part}} pid, tid ORDER BY ts, op_end DESC, name) AS op_no
+  FROM (
+    SELECT {{part}} ts_ns AS ts, name, ts_ns + dur_ns AS op_end, pid, tid
+    FROM cpu_event
+    WHERE ph = 'X' AND cat = 'cpu_op'
+  ) o
 ),
-numbered AS (
-  -- each event numbered by the CPU ops on its thread up to it
-  SELECT {{part}} is_call, ts, name, op_end, pid, tid, correlation_id,
+thread_call AS (
+  -- each call numbered by the CPU ops its thread started up to it
+  SELECT {{part}} is_call, ts, pid, tid, correlation_id,
     SUM(1 - is_call) OVER (
       PARTITION BY {{part}} pid, tid ORDER BY ts, is_call ROWS UNBOUNDED PRECEDING) AS op_no
-  FROM thread_event
+  FROM (
+    SELECT {{part}} 0 AS is_call, ts_ns AS ts, pid, tid, CAST(NULL AS BIGINT) AS correlation_id
+    FROM cpu_event
+    WHERE ph = 'X' AND cat = 'cpu_op'
+    UNION ALL
+    SELECT {{part}} 1, ts, CAST(process_id AS VARCHAR), CAST(thread_id AS VARCHAR),
+      correlation_id
+    FROM api_call
+  ) e
 ),
 by_thread AS (
   -- older Kineto traces give each call an external id of its own: there, the CPU op that
   -- started last on the call's thread before it (the op of its number), while it still runs
   -- (as HTA's call stacks)
   SELECT {{part c}} c.correlation_id, o.name AS cpu_op
-  FROM numbered c
-  JOIN numbered o
-    ON o.pid = c.pid AND o.tid = c.tid AND o.op_no = c.op_no AND o.is_call = 0
-    {{same_window o c}}
+  FROM thread_call c
+  JOIN thread_op o
+    ON o.pid = c.pid AND o.tid = c.tid AND o.op_no = c.op_no {{same_window o c}}
   WHERE c.is_call = 1 AND o.op_end >= c.ts
 ),
 issuer AS (
