@@ -1,13 +1,15 @@
 """`tracesql diff` against HTA's trace diff, and on large windows (run by scripts/bench-diff.sh).
 
 1. HTA 0.5.0: load both traces (`LabeledTrace`) + `TraceDiff.compare_traces`, against
-   tracesql: `import kineto` of both + `diff --by kernel`, on HTA's trace-diff pair and on DLRM
+   tracesql: `diff --by kernel` of both traces (imported on the way), on HTA's trace-diff pair and on DLRM
    rank 0 against rank 1; wall time and peak RSS, interleaved rounds, with the speed-up (goal
    >= 20x).
 2. `tracesql diff` of two synthetic windows of EVENTS events each (seeds 1 and 2), every view
    (goal: <= 2 s at 1 M events).
 """
-import glob, os, shutil, statistics, subprocess, sys, tempfile
+import glob, os, statistics, subprocess, sys, tempfile
+
+from bench_util import spread, timed
 
 binary, data, out, events, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 
@@ -18,15 +20,6 @@ from hta.trace_diff import LabeledTrace, TraceDiff
 control, test = LabeledTrace(trace_dir=sys.argv[1]), LabeledTrace(trace_dir=sys.argv[2])
 TraceDiff.compare_traces(control, test)
 '''
-
-
-def timed(args):
-    """Run `args` under GNU time: (wall s, peak RSS MB)."""
-    res = subprocess.run(["/usr/bin/time", "-f", "%e %M", *args], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:3])} failed: {res.stderr.strip()[-400:]}")
-    wall, rss_kb = res.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss_kb) / 1024
 
 
 def folder_of(trace, tmp):
@@ -43,22 +36,11 @@ def hta(control, test):
 
 
 def ours(control, test):
-    """Import both + the diff by kernel: total wall, max RSS."""
-    windows = [os.path.join(out, "control"), os.path.join(out, "test")]
-    wall, rss = 0.0, 0.0
-    for trace, window in zip([control, test], windows):
-        shutil.rmtree(window, ignore_errors=True)
-        w, r = timed([binary, "import", "kineto", trace, "--output", window])
-        wall, rss = wall + w, max(rss, r)
-    w, r = timed([binary, "diff", *windows, "--by", "kernel", "--format", "csv", "-o", os.devnull])
-    return wall + w, max(rss, r)
+    """`tracesql diff` of the two traces as they are (it imports them on the way), by kernel."""
+    return timed([binary, "diff", control, test, "--by", "kernel", "--format", "csv", "-o", os.devnull])
 
 
-def spread(values):
-    return f"{statistics.median(values):.2f} [{min(values):.2f}-{max(values):.2f}]"
-
-
-print(f"== tracesql (import both + diff --by kernel) against HTA (load both + compare_traces), "
+print(f"== tracesql (diff --by kernel of both traces, import included) against HTA (load both + compare_traces), "
       f"{rounds} interleaved rounds; wall s median [min-max], peak RSS MB median")
 print(f"{'pair':<26} {'HTA s':>18} {'ours s':>18} {'speed-up':>8} {'HTA MB':>7} {'ours MB':>8}")
 dlrm = sorted(glob.glob(os.path.join(data, "param_dlrm_8rank", "*.json*")))

@@ -1,6 +1,8 @@
 """tracesql's reports against HTA, and their scaling (run by scripts/bench-reports.sh)."""
 import glob, os, shutil, subprocess, sys, tempfile
 
+from bench_util import timed
+
 binary, data, out, small, large = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 FIVE = ["temporal_breakdown", "idle_breakdown", "kernel_breakdown", "comm_overlap", "launch_stats"]
 
@@ -16,15 +18,6 @@ t.get_gpu_kernel_breakdown(visualize=False, include_memory_kernels=True)
 t.get_comm_comp_overlap(visualize=False)
 t.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
 '''
-
-
-def timed(args):
-    """Run `args` under GNU time: (wall s, peak RSS MB)."""
-    res = subprocess.run(["/usr/bin/time", "-f", "%e %M", *args], capture_output=True, text=True)
-    if res.returncode != 0:
-        raise SystemExit(f"{' '.join(args[:3])} failed: {res.stderr.strip()[-400:]}")
-    wall, rss_kb = res.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss_kb) / 1024
 
 
 def ours(traces, window, together):

@@ -29,6 +29,7 @@ use tracesql::window::Window;
 ///
 /// Examples:
 ///   tracesql diff before/ after/
+///   tracesql diff before.pt.trace.json.gz after.pt.trace.json.gz    (Kineto traces as they are)
 ///   tracesql diff before/ after/ --by kernel --steps 2-9
 ///   tracesql diff ranks_a/ ranks_b/ --by op --format csv -o ops.csv
 ///   tracesql diff day1/ day2/ --pair rank        (rank=N with rank=N; host folders aside)
@@ -38,10 +39,11 @@ use tracesql::window::Window;
 #[derive(Args)]
 #[command(verbatim_doc_comment)]
 pub struct DiffArgs {
-    /// The run to compare against: a window directory or an archive
+    /// The run to compare against: a window directory, an archive, or a Kineto trace
+    /// (.json, .json.gz; imported on the way)
     #[arg(value_name = "BASE")]
     base: PathBuf,
-    /// The run to explain
+    /// The run to explain (as BASE)
     #[arg(value_name = "NEW")]
     new: PathBuf,
     /// What each row is (see above)
@@ -161,6 +163,20 @@ async fn write_timeline(
     Ok(())
 }
 
+/// A run: a window or archive as it is, or a Kineto trace (.json, .json.gz) imported into
+/// the folder `scratch` first.
+fn open_run(path: &std::path::Path, scratch: &std::path::Path) -> anyhow::Result<Window> {
+    if !path.is_file() {
+        return Ok(Window::open(path)?);
+    }
+    let config = tracesql::import::ImportConfig {
+        inputs: vec![path.to_path_buf()],
+        output: scratch.to_path_buf(),
+    };
+    tracesql::import::import_kineto(&config, |_| {})?;
+    Ok(Window::open(scratch)?)
+}
+
 pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
     if !(args.alpha > 0.0 && args.alpha < 1.0) {
         return Err(tracesql::Error::Usage(format!(
@@ -169,8 +185,14 @@ pub async fn run(args: DiffArgs) -> anyhow::Result<()> {
         ))
         .into());
     }
-    let base = Window::open(&args.base)?;
-    let new = Window::open(&args.new)?;
+    // Kineto traces are imported first, both at once, into folders gone at the end
+    let scratch = tempfile::tempdir()?;
+    let (base, new) = std::thread::scope(|s| {
+        let base = s.spawn(|| open_run(&args.base, &scratch.path().join("base")));
+        let new = open_run(&args.new, &scratch.path().join("new"));
+        (base.join().expect("the import of BASE panicked"), new)
+    });
+    let (base, new) = (base?, new?);
     for warning in base.warnings.iter().chain(&new.warnings) {
         eprintln!("warning: {warning}");
     }

@@ -10,7 +10,7 @@
 //! cpu_event          -> per run and rank: the window holding the step, the step's start, and
 //!                       the end of the step or of the last GPU op it launched, if later
 //! diff_gpu_op        -> the marks: kernels added, removed, or whose time changed by at least
-//!                       10 % and 1 µs, renamed `[+23% +12.0 µs] name` by a `--sql` script
+//!                       10 % and more than 1 µs, renamed `[+23% +12.0 µs] name` by a `--sql` script
 //!                       joining them from a Parquet file
 //!   -> export::export_pieces: BASE rank 0, NEW rank 0, BASE rank 1, ... one above the other,
 //!      each window's GPU ops and API calls narrowed to the step (its CPU ops all kept)
@@ -33,7 +33,7 @@ use crate::Result;
 
 /// A paired kernel is marked when its time changed by at least this share of BASE's ...
 const MARK_SHARE: f64 = 0.10;
-/// ... and by at least this much (ns).
+/// ... and by more than this (ns): Kineto's times are whole µs, so 1 µs is their rounding.
 const MARK_MIN_NS: i64 = 1_000;
 
 /// What [`write_timeline`] wrote.
@@ -211,7 +211,7 @@ async fn marks(diff: &Diff, step: i64) -> Result<HashMap<(String, Vec<String>), 
         "SELECT {}change, base_stream_id, base_ts, new_stream_id, new_ts, base_dur, new_dur \
          FROM diff_gpu_op \
          WHERE step = {step} AND kind = 'kernel' AND (change <> 'paired' OR \
-           (ABS(new_dur - base_dur) >= {MARK_MIN_NS} \
+           (ABS(new_dur - base_dur) > {MARK_MIN_NS} \
             AND ABS(new_dur - base_dur) >= {MARK_SHARE} * base_dur))",
         key_list(diff, "")
     );

@@ -475,15 +475,6 @@ fn the_cli_writes_the_diff_and_refuses_what_it_cannot_pair() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--steps"));
 }
 
-/// Data marks in the plot `plot` of an HTML page.
-fn marks(page: &str, plot: &str) -> usize {
-    let start = page
-        .find(&format!("data-plot=\"{plot}\""))
-        .unwrap_or_else(|| panic!("no {plot} plot"));
-    let end = start + page[start..].find("</svg>").unwrap();
-    page[start..end].matches("class=\"mark").count()
-}
-
 #[test]
 fn the_html_page_draws_the_change_by_cause_the_steps_and_the_top_changes() {
     let (tmp, base, new) = pair(Change {
@@ -506,8 +497,8 @@ fn the_html_page_draws_the_change_by_cause_the_steps_and_the_top_changes() {
     );
     let page = std::fs::read_to_string(&page_file).unwrap();
     // six causes and the whole change; both runs' 8 steps
-    assert_eq!(marks(&page, "diff_summary"), 7);
-    assert_eq!(marks(&page, "diff_step"), 16);
+    assert_eq!(crate::support::plot_marks(&page, "diff_summary"), Some(7));
+    assert_eq!(crate::support::plot_marks(&page, "diff_step"), Some(16));
     // the slowed GEMM is the one regressed kernel, flagged (solid); the others did not change
     let kernels = &page[page.find("data-plot=\"diff_by_kernel\"").unwrap()..];
     let kernels = &kernels[..kernels.find("</svg>").unwrap()];
@@ -517,7 +508,7 @@ fn the_html_page_draws_the_change_by_cause_the_steps_and_the_top_changes() {
         "{kernels}"
     );
     assert!(kernels.contains(">gemm_kernel</text>"));
-    assert_eq!(marks(&page, "diff_by_kernel"), 1);
+    assert_eq!(crate::support::plot_marks(&page, "diff_by_kernel"), Some(1));
     assert!(!page.contains("<script"));
 
     // a page is a file, and never written into an input
@@ -691,4 +682,42 @@ fn the_timeline_shows_a_step_of_both_runs_aligned_with_the_changed_kernels_marke
         processes.contains("base step ") && processes.contains("new step "),
         "{processes}"
     );
+}
+
+#[test]
+fn kineto_traces_diff_as_their_imported_windows_do() {
+    let change = Change {
+        slow_gemm: true,
+        ..Change::default()
+    };
+    let (tmp, base, new) = pair(change);
+    let traces: Vec<PathBuf> = [("base.json", Change::default()), ("new.json", change)]
+        .iter()
+        .map(|(name, change)| {
+            let path = tmp.path().join(name);
+            std::fs::write(&path, trace(*change).to_string()).unwrap();
+            path
+        })
+        .collect();
+    let diff = |base: &Path, new: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
+            .arg("diff")
+            .args([base, new])
+            .args(["--by", "kernel", "--format", "csv"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let from_traces = diff(&traces[0], &traces[1]);
+    assert!(from_traces
+        .lines()
+        .nth(1)
+        .unwrap()
+        .starts_with("gemm_kernel,"));
+    assert_eq!(from_traces, diff(&base, &new));
 }

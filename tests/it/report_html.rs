@@ -92,14 +92,6 @@ fn console_lines(stderr: &str) -> Vec<&str> {
     stderr.lines().filter(|l| l.contains(":CONSOLE")).collect()
 }
 
-/// Data marks (`class="mark…"`) inside the `<svg data-plot="plot">` of a DOM dump; None when
-/// that svg is not there.
-fn marks(dom: &str, plot: &str) -> Option<usize> {
-    let open = dom.find(&format!("data-plot=\"{plot}\""))?;
-    let svg = &dom[open..open + dom[open..].find("</svg>")?];
-    Some(svg.matches("class=\"mark").count())
-}
-
 #[test]
 fn console_check_catches_a_deliberate_console_error() {
     let Some(browser) = chromium("console_check_catches_a_deliberate_console_error") else {
@@ -353,7 +345,11 @@ fn report_page_loads_cleanly_draws_every_plot_and_screenshots() {
         ("temporal_breakdown", 12),
     ];
     for (plot, want) in expected {
-        assert_eq!(marks(&dom, plot), Some(want), "marks of {plot}");
+        assert_eq!(
+            crate::support::plot_marks(&dom, plot),
+            Some(want),
+            "marks of {plot}"
+        );
     }
     // every lane and bar is labelled, names shortened with the whole name as a tooltip
     assert_eq!(dom.matches("class=\"lane\"").count(), 8);

@@ -162,3 +162,10 @@ pub fn import_trace(trace: &serde_json::Value, dir: &Path, name: &str) -> PathBu
     );
     window
 }
+
+/// The data marks (`class="mark..."`) in the plot `plot` of an HTML page; None without it.
+pub fn plot_marks(page: &str, plot: &str) -> Option<usize> {
+    let open = page.find(&format!("data-plot=\"{plot}\""))?;
+    let svg = &page[open..open + page[open..].find("</svg>")?];
+    Some(svg.matches("class=\"mark").count())
+}
