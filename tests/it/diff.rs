@@ -587,16 +587,14 @@ fn the_timeline_shows_a_step_of_both_runs_aligned_with_the_changed_kernels_marke
     let tracesql = || Command::new(env!("CARGO_BIN_EXE_tracesql"));
     let timeline = |file: &str, steps: &str| {
         let path = tmp.path().join(file);
-        let out = tracesql()
-            .arg("diff")
-            .args([&base, &new])
-            .args(["--steps", steps, "--timeline"])
-            .arg(&path)
-            .output()
-            .unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
-        assert!(out.status.success(), "{stderr}");
-        (path, stderr)
+        let out = crate::support::succeeded(
+            tracesql()
+                .arg("diff")
+                .args([&base, &new])
+                .args(["--steps", steps, "--timeline"])
+                .arg(&path),
+        );
+        (path, String::from_utf8_lossy(&out.stderr).to_string())
     };
     let (path, stderr) = timeline("step.json", "3");
     assert!(stderr.contains("step 3 of each run"), "{stderr}");
@@ -700,16 +698,11 @@ fn kineto_traces_diff_as_their_imported_windows_do() {
         })
         .collect();
     let diff = |base: &Path, new: &Path| {
-        let out = Command::new(env!("CARGO_BIN_EXE_tracesql"))
-            .arg("diff")
-            .args([base, new])
-            .args(["--by", "kernel", "--format", "csv"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeeded(
+            Command::new(env!("CARGO_BIN_EXE_tracesql"))
+                .arg("diff")
+                .args([base, new])
+                .args(["--by", "kernel", "--format", "csv"]),
         );
         String::from_utf8(out.stdout).unwrap()
     };

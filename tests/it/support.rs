@@ -169,3 +169,15 @@ pub fn plot_marks(page: &str, plot: &str) -> Option<usize> {
     let svg = &page[open..open + page[open..].find("</svg>")?];
     Some(svg.matches("class=\"mark").count())
 }
+
+/// Run `cmd` (a tracesql command) and return its output, failing the test with its stderr
+/// when it does not succeed.
+pub fn succeeded(cmd: &mut Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
