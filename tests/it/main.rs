@@ -7,6 +7,7 @@ mod cli;
 mod cluster;
 mod convert;
 mod diff;
+mod diff_timeline;
 mod doctor;
 mod export;
 mod filter;
