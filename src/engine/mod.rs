@@ -11,9 +11,12 @@
 //! - [`left_merge_join`]: a merge join the planner would not choose, over two queries
 //!   already in key order;
 //! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers);
+//! - [`longest_path`]: the critical path's one step that is not a join (a pass over a graph in
+//!   dependency order);
 //! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 mod held_view;
+pub mod longest_path;
 mod merge_join;
 mod row_lookup;
 pub mod text_group;
@@ -73,7 +76,9 @@ fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
 /// A session for trace queries: cancelled (the shell's Ctrl-C), a query stops computing
 /// within ~128 batches of any operator ([`YieldPoints`]).
 pub fn query_session() -> SessionContext {
-    session(base_config(), Cancel::Anywhere)
+    let ctx = session(base_config(), Cancel::Anywhere);
+    ctx.register_udf(longest_path::udf());
+    ctx
 }
 
 /// What the export's session depends on.
