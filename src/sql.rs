@@ -104,6 +104,8 @@ pub static REPORTS: &[SqlObject] = &[
     sql_object!("reports", "_hta_merged"),
     sql_object!("reports", "_hta_kernel_state"),
     sql_object!("reports", "_queue_step"),
+    sql_object!("reports", "_cp_cpu_event"),
+    sql_object!("reports", "_cp_gpu_op"),
     sql_object!("reports", "kernel_summary"),
     sql_object!("reports", "kernel_shape_summary"),
     sql_object!("reports", "api_summary"),
@@ -119,7 +121,13 @@ pub static REPORTS: &[SqlObject] = &[
     sql_object!("reports", "queue_length_summary"),
     sql_object!("reports", "annotation_gpu_time"),
     sql_object!("reports", "top_ops"),
+    sql_object!("reports", "critical_path"),
+    sql_object!("reports", "critical_path_summary"),
 ];
+
+/// Scripts the reports include (`{{include NAME}}`, see `report`): statements that compute a
+/// report's stages into tables, each planned once, before the report's query reads them.
+pub static SCRIPTS: &[SqlObject] = &[sql_object!("scripts", "critical_path_graph")];
 
 /// A diff's per-run helpers (`sql/diff/run/`), in dependency order: created over the union
 /// of both runs (`run` is 'base' or 'new', the first partition column), see `diff`.
@@ -165,6 +173,7 @@ pub fn all_objects() -> impl Iterator<Item = &'static SqlObject> {
         .chain(EXPORT.iter())
         .chain(IMPORT_NSYS.iter())
         .chain(REPORTS.iter())
+        .chain(SCRIPTS.iter())
         .chain(DIFF_RUN.iter())
         .chain(DIFF.iter())
         .chain(DOCTOR.iter())

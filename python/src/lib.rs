@@ -116,7 +116,7 @@ impl Session {
     fn report(&self, py: Python<'_>, name: &str, params: Vec<(String, String)>) -> PyResult<Query> {
         let report = tracesql::report::find(name).map_err(to_py)?;
         let sql = report.sql(&self.partitions, &params).map_err(to_py)?;
-        let df = wait(py, self.ctx.sql(&sql))?.map_err(to_py)?;
+        let df = wait(py, tracesql::query::plan_script(&self.ctx, &sql))?.map_err(to_py)?;
         Ok(Query { df })
     }
 

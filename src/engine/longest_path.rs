@@ -1,9 +1,11 @@
 //! `longest_path(edges)`: the heaviest path through a graph without cycles, the step of the
 //! critical path that SQL cannot take (a recursion over every node in dependency order).
 //!
-//! `edges` is one list per row (as `array_agg(named_struct('id', .., 'src', .., 'dst', ..,
-//! 'weight', ..))` makes it, one list per step); the result is the ids of the path's edges,
-//! first to last. Weights are ns and never negative; a path may start at any node.
+//! `edges` is one list of structs per row (as `array_agg(named_struct('src', .., 'dst', ..,
+//! 'weight', .., ...))` makes it, one list per step), with BIGINT fields `src` and `dst` (the
+//! nodes) and `weight` (ns), and any others; the result is the path's edges, first to last, in
+//! the same shape, so the query reads the path without joining the edges again (with the
+//! join, the critical path's plan held every edge query twice). A path may start at any node.
 //!
 //! Ties resolve as networkx's `dag_longest_path`, which HTA uses: a node's best predecessor is
 //! the first one (in the edges' order) of the largest distance; the path ends at the first node
@@ -11,21 +13,22 @@
 //!
 //! ```text
 //!   a ──3──► b ──1──► d          dist: a 0, b 3, c 2, d max(3+1, 2+5) = 7
-//!   └──2──► c ──5───┘            path: a → c → d (edges 2, 4)
+//!   └──2──► c ──5───┘            path: a → c → d (the edges of weight 2 and 5)
 //! ```
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, Int64Array, ListArray, StructArray};
+use datafusion::arrow::array::{Array, AsArray, ListArray, StructArray, UInt32Array};
 use datafusion::arrow::buffer::OffsetBuffer;
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Int64Type};
+use datafusion::arrow::compute::take;
+use datafusion::arrow::datatypes::{DataType, Int64Type};
 use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
-/// The SQL function `longest_path(list of {id, src, dst, weight})` -> list of edge ids.
+/// The SQL function `longest_path(list of {src, dst, weight, ...})` -> the path's edges.
 pub fn udf() -> ScalarUDF {
     ScalarUDF::new_from_impl(LongestPath {
         signature: Signature::any(1, Volatility::Immutable),
@@ -37,12 +40,7 @@ struct LongestPath {
     signature: Signature,
 }
 
-fn edge_fields() -> Fields {
-    ["id", "src", "dst", "weight"]
-        .into_iter()
-        .map(|name| Field::new(name, DataType::Int64, true))
-        .collect()
-}
+const NODE_FIELDS: [&str; 3] = ["src", "dst", "weight"];
 
 impl ScalarUDFImpl for LongestPath {
     fn name(&self) -> &str {
@@ -54,36 +52,51 @@ impl ScalarUDFImpl for LongestPath {
     }
 
     fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
-        let wanted = DataType::Struct(edge_fields());
-        match &args[0] {
-            DataType::List(item) if item.data_type() == &wanted => Ok(DataType::List(Arc::new(
-                Field::new("item", DataType::Int64, true),
-            ))),
-            other => Err(DataFusionError::Plan(format!(
-                "longest_path takes a list of {{id, src, dst, weight}} (BIGINT), not {other}"
-            ))),
+        let edges_ok = match &args[0] {
+            DataType::List(item) => match item.data_type() {
+                DataType::Struct(fields) => NODE_FIELDS.iter().all(|name| {
+                    fields
+                        .find(name)
+                        .is_some_and(|(_, f)| f.data_type() == &DataType::Int64)
+                }),
+                _ => false,
+            },
+            _ => false,
+        };
+        if !edges_ok {
+            return Err(DataFusionError::Plan(format!(
+                "longest_path takes a list of structs with BIGINT src, dst and weight, not {}",
+                args[0]
+            )));
         }
+        Ok(args[0].clone())
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let lists = arrays[0].as_list::<i32>();
-        let mut ids = Vec::new();
+        let mut picked: Vec<u32> = Vec::new();
         let mut offsets = vec![0i32];
         for row in 0..lists.len() {
             if lists.is_valid(row) {
+                let start = lists.value_offsets()[row] as usize;
                 let edges = lists.value(row);
-                ids.extend(path_of(edges.as_struct())?);
+                let path = path_of(edges.as_struct())?;
+                picked.extend(path.into_iter().map(|i| (start + i) as u32));
             }
-            offsets.push(i32::try_from(ids.len()).map_err(|_| {
+            offsets.push(i32::try_from(picked.len()).map_err(|_| {
                 DataFusionError::Execution("longest_path: more than 2^31 path edges".into())
             })?);
         }
-        let item = Arc::new(Field::new("item", DataType::Int64, true));
+        let field = match args.return_field.data_type() {
+            DataType::List(field) => field.clone(),
+            other => unreachable!("return_type gives a list, not {other}"),
+        };
+        let values = take(lists.values().as_ref(), &UInt32Array::from(picked), None)?;
         let out = ListArray::try_new(
-            item,
+            field,
             OffsetBuffer::new(offsets.into()),
-            Arc::new(Int64Array::from(ids)),
+            values,
             lists.nulls().cloned(),
         )?;
         Ok(ColumnarValue::Array(Arc::new(out)))
@@ -92,20 +105,20 @@ impl ScalarUDFImpl for LongestPath {
 
 /// One edge, its endpoints numbered in order of first appearance.
 struct Edge {
-    id: i64,
     src: usize,
     dst: usize,
     weight: i64,
 }
 
-fn path_of(edges: &StructArray) -> DfResult<Vec<i64>> {
+/// The positions in `edges` of the path's edges.
+fn path_of(edges: &StructArray) -> DfResult<Vec<usize>> {
     let column = |name: &str| {
         edges
             .column_by_name(name)
-            .unwrap()
+            .expect("return_type checked the fields")
             .as_primitive::<Int64Type>()
     };
-    let (id, src, dst, weight) = (column("id"), column("src"), column("dst"), column("weight"));
+    let (src, dst, weight) = (column("src"), column("dst"), column("weight"));
     let mut node_of: HashMap<i64, usize> = HashMap::new();
     let mut number = |key: i64| {
         let next = node_of.len();
@@ -119,7 +132,6 @@ fn path_of(edges: &StructArray) -> DfResult<Vec<i64>> {
             ));
         }
         list.push(Edge {
-            id: id.value(i),
             src: number(src.value(i)),
             dst: number(dst.value(i)),
             weight: weight.value(i),
@@ -128,8 +140,8 @@ fn path_of(edges: &StructArray) -> DfResult<Vec<i64>> {
     longest(&list, node_of.len())
 }
 
-/// The path's edge ids; an error names a cycle.
-fn longest(edges: &[Edge], nodes: usize) -> DfResult<Vec<i64>> {
+/// The positions of the path's edges in `edges`; an error names a cycle.
+fn longest(edges: &[Edge], nodes: usize) -> DfResult<Vec<usize>> {
     let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); nodes];
     let mut outgoing: Vec<Vec<usize>> = vec![Vec::new(); nodes];
     for (e, edge) in edges.iter().enumerate() {
@@ -176,7 +188,7 @@ fn longest(edges: &[Edge], nodes: usize) -> DfResult<Vec<i64>> {
     while let Some(node) = at {
         match best[node].1 {
             Some(e) => {
-                path.push(edges[e].id);
+                path.push(e);
                 at = Some(edges[e].src);
             }
             None => at = None,
@@ -190,8 +202,9 @@ fn longest(edges: &[Edge], nodes: usize) -> DfResult<Vec<i64>> {
 mod tests {
     use super::*;
 
-    fn edges(list: &[(i64, i64, i64, i64)]) -> Vec<Edge> {
-        let mut keys = Vec::new();
+    /// The path through edges (src, dst, weight), as positions in the list (from 1).
+    fn path(list: &[(i64, i64, i64)]) -> DfResult<Vec<usize>> {
+        let mut keys: Vec<i64> = Vec::new();
         let mut number = |k: i64| match keys.iter().position(|&x| x == k) {
             Some(i) => i,
             None => {
@@ -199,76 +212,81 @@ mod tests {
                 keys.len() - 1
             }
         };
-        list.iter()
-            .map(|&(id, src, dst, weight)| Edge {
-                id,
+        let edges: Vec<Edge> = list
+            .iter()
+            .map(|&(src, dst, weight)| Edge {
                 src: number(src),
                 dst: number(dst),
                 weight,
             })
-            .collect()
-    }
-
-    fn path(list: &[(i64, i64, i64, i64)]) -> DfResult<Vec<i64>> {
-        let nodes = list
-            .iter()
-            .flat_map(|e| [e.1, e.2])
-            .collect::<std::collections::HashSet<_>>()
-            .len();
-        longest(&edges(list), nodes)
+            .collect();
+        let path = longest(&edges, keys.len())?;
+        Ok(path.into_iter().map(|i| i + 1).collect())
     }
 
     #[test]
-    fn the_heaviest_chain_wins_over_the_longest_in_edges() {
+    fn the_heaviest_chain_wins_over_the_one_of_more_edges() {
         // the module's figure: a→b→d weighs 4, a→c→d weighs 7
-        let list = [
-            (1, 'a' as i64, 'b' as i64, 3),
-            (2, 'a' as i64, 'c' as i64, 2),
-            (3, 'b' as i64, 'd' as i64, 1),
-            (4, 'c' as i64, 'd' as i64, 5),
-        ];
-        assert_eq!(path(&list).unwrap(), vec![2, 4]);
+        let (a, b, c, d) = (1, 2, 3, 4);
+        assert_eq!(
+            path(&[(a, b, 3), (a, c, 2), (b, d, 1), (c, d, 5)]).unwrap(),
+            vec![2, 4]
+        );
         // a chain of many light edges against one heavy edge
-        let list = [(1, 1, 2, 1), (2, 2, 3, 1), (3, 3, 4, 1), (4, 1, 4, 4)];
+        let list = [(1, 2, 1), (2, 3, 1), (3, 4, 1), (1, 4, 4)];
         assert_eq!(path(&list).unwrap(), vec![4]);
     }
 
     #[test]
     fn ties_take_the_first_predecessor_and_the_first_end() {
         // two ways of weight 2 into node 4: the edge listed first wins
-        let list = [(1, 1, 2, 1), (2, 1, 3, 1), (3, 3, 4, 1), (4, 2, 4, 1)];
+        let list = [(1, 2, 1), (1, 3, 1), (3, 4, 1), (2, 4, 1)];
         assert_eq!(path(&list).unwrap(), vec![2, 3]);
         // two separate chains of weight 5: the path ends at the node reached first
-        let list = [(1, 10, 11, 5), (2, 20, 21, 5)];
-        assert_eq!(path(&list).unwrap(), vec![1]);
+        assert_eq!(path(&[(10, 11, 5), (20, 21, 5)]).unwrap(), vec![1]);
     }
 
     #[test]
     fn a_cycle_is_an_error_and_no_edges_is_an_empty_path() {
-        let err = path(&[(1, 1, 2, 1), (2, 2, 1, 1)]).unwrap_err();
+        let err = path(&[(1, 2, 1), (2, 1, 1)]).unwrap_err();
         assert!(err.to_string().contains("has a cycle"), "{err}");
-        assert_eq!(path(&[]).unwrap(), Vec::<i64>::new());
+        assert_eq!(path(&[]).unwrap(), Vec::<usize>::new());
     }
 
     #[tokio::test]
-    async fn the_function_finds_one_path_per_list_in_sql() {
+    async fn the_function_returns_each_groups_path_edges_with_all_their_fields() {
         let ctx = datafusion::prelude::SessionContext::new();
         ctx.register_udf(udf());
-        let sql = "SELECT g, longest_path(array_agg(named_struct('id', id, 'src', s, 'dst', d, \
-                   'weight', w) ORDER BY id)) AS path \
-                   FROM (VALUES (1, 1, 10, 11, 3), (1, 2, 10, 12, 2), (1, 3, 11, 13, 1), \
-                   (1, 4, 12, 13, 5), (2, 5, 1, 2, 9)) AS t(g, id, s, d, w) \
-                   GROUP BY g ORDER BY g";
+        let sql = "SELECT g, unnest(longest_path(array_agg(named_struct('src', s, 'dst', d, \
+                   'weight', w, 'label', l) ORDER BY l)))['label'] AS label \
+                   FROM (VALUES (1, 10, 11, 3, 'ab'), (1, 10, 12, 2, 'ac'), (1, 11, 13, 1, 'bd'), \
+                   (1, 12, 13, 5, 'cd'), (2, 1, 2, 9, 'x')) AS t(g, s, d, w, l) \
+                   GROUP BY g ORDER BY g, label";
         let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
-        let paths = batches[0].column(1).as_list::<i32>();
-        let ids = |row: usize| -> Vec<i64> {
-            paths
-                .value(row)
-                .as_primitive::<Int64Type>()
-                .values()
-                .to_vec()
-        };
-        assert_eq!(ids(0), vec![2, 4]);
-        assert_eq!(ids(1), vec![5]);
+        let batch =
+            datafusion::arrow::compute::concat_batches(&batches[0].schema(), &batches).unwrap();
+        let groups = batch.column(0).as_primitive::<Int64Type>();
+        let labels = batch.column(1).as_string_view_opt().map_or_else(
+            || {
+                let a = batch.column(1).as_string::<i32>();
+                (0..a.len())
+                    .map(|i| a.value(i).to_string())
+                    .collect::<Vec<_>>()
+            },
+            |a| (0..a.len()).map(|i| a.value(i).to_string()).collect(),
+        );
+        let rows: Vec<(i64, String)> = (0..batch.num_rows())
+            .map(|i| (groups.value(i), labels[i].clone()))
+            .collect();
+        let want = [(1, "ac"), (1, "cd"), (2, "x")].map(|(g, l)| (g, l.to_string()));
+        assert_eq!(rows, want);
+        let wrong = ctx
+            .sql("SELECT longest_path(array_agg(named_struct('src', 1, 'dst', 2)))")
+            .await
+            .unwrap_err();
+        assert!(
+            wrong.to_string().contains("BIGINT src, dst and weight"),
+            "{wrong}"
+        );
     }
 }

@@ -7,7 +7,10 @@
 //!
 //! A report file opens with `-- @report NAME: one line`, then one `-- @param NAME = DEFAULT:
 //! what it is` line per parameter, then free comment lines; `{{param NAME}}` in the query takes
-//! the value. Files named `_*` are helper views the reports share.
+//! the value (a number, or text where the default is quoted: `'ProfilerStep#%'`), and
+//! `{{include NAME}}` the statements of `sql/scripts/NAME.sql`, which compute stages into
+//! tables that the report's query (its last statement) reads. Files named `_*` are helper
+//! views the reports share.
 
 mod columns;
 pub mod html;
@@ -24,7 +27,7 @@ use datafusion::prelude::SessionContext;
 pub use output::ReportOutput;
 
 use crate::error::Error;
-use crate::sql::{SqlObject, REPORTS};
+use crate::sql::{SqlObject, REPORTS, SCRIPTS};
 use crate::Result;
 
 /// A report parameter, with its default as written in the report's header.
@@ -104,9 +107,38 @@ fn parse_header(object: &'static SqlObject) -> Result<Report> {
     })
 }
 
+impl Param {
+    /// A text parameter: its default is a quoted SQL string.
+    fn is_text(&self) -> bool {
+        self.default.starts_with('\'')
+    }
+}
+
+/// `text` with each `{{include NAME}}` replaced by the script `sql/scripts/NAME.sql`.
+fn with_includes(text: &str) -> Result<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("{{include ") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + "{{include ".len()..];
+        let end = after
+            .find("}}")
+            .ok_or_else(|| Error::Internal("unclosed {{include in a sql/ file".into()))?;
+        let name = after[..end].trim();
+        let script = SCRIPTS
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| Error::Internal(format!("no script sql/scripts/{name}.sql")))?;
+        out.push_str(script.text);
+        rest = &after[end + 2..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
 impl Report {
     /// The report's query for the partition columns `partitions`, with `values` (NAME, VALUE)
-    /// overriding the defaults. A value must be a number: it is pasted into the SQL.
+    /// overriding the defaults. A value is pasted into the SQL: a number, or quoted as text.
     pub fn sql(&self, partitions: &[String], values: &[(String, String)]) -> Result<String> {
         for (name, value) in values {
             if !self.params.iter().any(|p| &p.name == name) {
@@ -121,7 +153,8 @@ impl Report {
                     }
                 )));
             }
-            if value.trim().parse::<f64>().map_or(true, |v| !v.is_finite()) {
+            let text = self.params.iter().any(|p| &p.name == name && p.is_text());
+            if !text && value.trim().parse::<f64>().map_or(true, |v| !v.is_finite()) {
                 return Err(Error::Usage(format!(
                     "parameter {name} of report {} must be a number, not {value:?}",
                     self.name
@@ -133,7 +166,15 @@ impl Report {
                 .iter()
                 .rev()
                 .find(|(n, _)| n == name)
-                .map(|(_, v)| v.trim().to_string())
+                .map(|(_, v)| {
+                    let text = self.params.iter().any(|p| p.name == name && p.is_text());
+                    if text {
+                        // pasted as a SQL string literal
+                        format!("'{}'", v.replace('\'', "''"))
+                    } else {
+                        v.trim().to_string()
+                    }
+                })
                 .or_else(|| {
                     self.params
                         .iter()
@@ -141,7 +182,7 @@ impl Report {
                         .map(|p| p.default.clone())
                 })
         };
-        crate::sql::expand_with(self.object.text, partitions, &value_of)
+        crate::sql::expand_with(&with_includes(self.object.text)?, partitions, &value_of)
     }
 
     /// Run the report in `ctx` (whose helpers [`register_helpers`] created) and collect it.
@@ -151,7 +192,7 @@ impl Report {
         partitions: &[String],
         values: &[(String, String)],
     ) -> Result<ReportOutput> {
-        let df = ctx.sql(&self.sql(partitions, values)?).await?;
+        let df = crate::query::plan_script(ctx, &self.sql(partitions, values)?).await?;
         let schema = df.schema().inner().clone();
         let batches = df.collect().await?;
         Ok(ReportOutput {
@@ -183,7 +224,10 @@ pub async fn register_helpers_for(
     let helpers: Vec<&SqlObject> = REPORTS.iter().filter(|o| o.name.starts_with('_')).collect();
     // Readers of each helper among the run's queries, walking from the reports down (helpers
     // are in dependency order, so a reader comes after what it reads).
-    let mut needed: Vec<String> = reports.iter().map(|r| code(r.object.text)).collect();
+    let mut needed: Vec<String> = reports
+        .iter()
+        .map(|r| Ok(code(&with_includes(r.object.text)?)))
+        .collect::<Result<_>>()?;
     let mut readers = vec![0usize; helpers.len()];
     for (i, helper) in helpers.iter().enumerate().rev() {
         readers[i] = needed

@@ -36,10 +36,12 @@ fn every_sql_file_is_registered() {
     assert_eq!(on_disk, registered);
     for object in all_objects() {
         // a report is a query that opens with its header; every other object defines a view
+        // a script (sql/scripts/) computes tables
         let is_report = object.path.starts_with("reports/") && !object.name.starts_with('_');
-        let defines = match is_report {
-            true => format!("-- @report {}:", object.name),
-            false => format!("CREATE OR REPLACE VIEW {} AS", object.name),
+        let defines = match (is_report, object.path.starts_with("scripts/")) {
+            (true, _) => format!("-- @report {}:", object.name),
+            (false, true) => "CREATE OR REPLACE TABLE ".to_string(),
+            (false, false) => format!("CREATE OR REPLACE VIEW {} AS", object.name),
         };
         assert!(
             object.text.contains(&defines),

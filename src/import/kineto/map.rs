@@ -362,7 +362,8 @@ pub fn sync(
             V::I(record),
             opt(args.int("device").or_else(|| id_int(ev.pid))),
             opt(context),
-            V::N,
+            // the stream the event was recorded on (what the critical path's waits start from)
+            opt(args.int("wait_on_stream").filter(|s| *s != -1)),
             V::N,
             V::I(event_id),
             V::N,

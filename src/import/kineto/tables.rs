@@ -40,7 +40,6 @@ impl Tables {
                 "cuda_event",
                 window_id,
                 &[
-                    "stream_id",
                     "event_id",
                     "start_ns",
                     "end_ns",
