@@ -99,44 +99,69 @@ WITH sync AS (
   LEFT JOIN api_call r ON r.correlation_id = e.correlation_id {{same_window r e}}
 ),
 -- an event's source: the op launched last on the recorded stream before the record call
--- (from any thread), if it is an op of the range
-record_source AS (
-  SELECT {{part r}} r.step, r.call, r.call_ts, r.call_end, r.sync_type, r.stream_id, r.pid,
-    r.tid, g.idx AS source, g.end_ts AS source_end, g.name AS source_name
-  FROM (
-    SELECT {{part y}} y.*, o.correlation_id AS source_correlation,
-      ROW_NUMBER() OVER (PARTITION BY {{part y}} y.step, y.call
-        ORDER BY o.api_ts DESC, o.correlation_id DESC) AS nth
-    FROM sync y
-    JOIN _cp_gpu_op o ON o.device_id = y.record_device AND o.stream_id = y.record_stream
-      AND o.queue_at_call IS NOT NULL AND o.api_ts <= y.record_ts {{same_window o y}}
-    WHERE y.sync_type IN (1, 2)) r
-  JOIN _cp_gpu g ON g.step = r.step AND g.correlation_id = r.source_correlation {{same_window g r}}
-  WHERE r.nth = 1
+-- (from any thread), if it is an op of the range. Each record takes the last launch before it
+-- in one pass over the stream's launches and records (a join of records with every launch
+-- before them ran out of memory on HTA's CUDA-graph trace).
+record_last AS (
+  SELECT * FROM (
+    SELECT *, LAST_VALUE(launched IGNORE NULLS) OVER (PARTITION BY {{part}} device_id, stream_id
+      ORDER BY t, o, launched ROWS UNBOUNDED PRECEDING) AS source_correlation
+    FROM (
+      SELECT {{part}} device_id, stream_id, api_ts AS t, 0 AS o, correlation_id AS launched,
+        CAST(NULL AS BIGINT) AS step, CAST(NULL AS BIGINT) AS call
+      FROM _cp_gpu_op WHERE queue_at_call IS NOT NULL
+      UNION ALL
+      SELECT {{part}} record_device, record_stream, record_ts, 1, NULL, step, call
+      FROM sync WHERE sync_type IN (1, 2)))
+  WHERE call IS NOT NULL
 ),
+record_source AS (
+  SELECT {{part y}} y.step, y.call, y.call_ts, y.call_end, y.sync_type, y.stream_id, y.pid,
+    y.tid, g.idx AS source, g.end_ts AS source_end, g.name AS source_name
+  FROM sync y
+  JOIN record_last r ON r.step = y.step AND r.call = y.call {{same_window r y}}
+  JOIN _cp_gpu g ON g.step = y.step AND g.correlation_id = r.source_correlation {{same_window g y}}
+),
+-- a stream wait's target: the first op its thread launched onto the waiting stream after it
+-- (one pass backwards over the thread's launches and waits on that stream)
 stream_wait AS (
   SELECT * FROM (
-    SELECT {{part r}} r.step, r.source, r.source_end, r.source_name, g.idx AS target,
-      ROW_NUMBER() OVER (PARTITION BY {{part r}} r.step, r.call ORDER BY g.api_ts, g.idx) AS nth
-    FROM record_source r
-    JOIN _cp_gpu g ON g.step = r.step AND g.stream_id = r.stream_id AND g.pid = r.pid
-      AND g.tid = r.tid AND g.api_ts > r.call_ts AND g.queue_at_call IS NOT NULL {{same_window g r}}
-    WHERE r.sync_type = 2)
-  WHERE nth = 1
+    SELECT *, LAST_VALUE(launched IGNORE NULLS) OVER (PARTITION BY {{part}} step, stream_id, pid, tid
+      ORDER BY t DESC, o, launched DESC ROWS UNBOUNDED PRECEDING) AS target
+    FROM (
+      SELECT {{part}} step, stream_id, pid, tid, api_ts AS t, 1 AS o, idx AS launched,
+        CAST(NULL AS BIGINT) AS source, CAST(NULL AS BIGINT) AS source_end,
+        CAST(NULL AS VARCHAR) AS source_name
+      FROM _cp_gpu WHERE queue_at_call IS NOT NULL
+      UNION ALL
+      SELECT {{part}} step, stream_id, pid, tid, call_ts, 0, NULL, source, source_end, source_name
+      FROM record_source WHERE sync_type = 2))
+  WHERE source IS NOT NULL AND target IS NOT NULL
 ),
 -- the last op of each stream (of the synced one, for a stream sync) that started before the
--- synchronizing call ended
+-- synchronizing call ended, in one pass over each stream's ops and syncs
+sync_lane AS (
+  SELECT {{part y}} y.step, y.call, y.call_end, l.device_id, l.stream_id
+  FROM sync y
+  JOIN (SELECT DISTINCT {{part}} step, device_id, stream_id FROM _cp_gpu) l
+    ON l.step = y.step AND (y.sync_type = 4 OR l.stream_id = y.stream_id) {{same_window l y}}
+  WHERE y.sync_type IN (3, 4)
+),
 stream_last AS (
   SELECT * FROM (
-    SELECT {{part y}} y.step, y.call, y.call_end, g.idx AS source, g.name AS source_name,
-      g.end_ts AS source_end,
-      ROW_NUMBER() OVER (PARTITION BY {{part y}} y.step, y.call, g.device_id, g.stream_id
-        ORDER BY g.ts DESC, g.idx DESC) AS nth
-    FROM sync y
-    JOIN _cp_gpu g ON g.step = y.step AND g.ts < y.call_end
-      AND (y.sync_type = 4 OR g.stream_id = y.stream_id) {{same_window g y}}
-    WHERE y.sync_type IN (3, 4))
-  WHERE nth = 1
+    SELECT *,
+      LAST_VALUE(op IGNORE NULLS) OVER lane AS source,
+      LAST_VALUE(op_end IGNORE NULLS) OVER lane AS source_end,
+      LAST_VALUE(op_name IGNORE NULLS) OVER lane AS source_name
+    FROM (
+      SELECT {{part}} step, device_id, stream_id, ts AS t, 1 AS o, idx AS op, end_ts AS op_end,
+        name AS op_name, CAST(NULL AS BIGINT) AS call
+      FROM _cp_gpu
+      UNION ALL
+      SELECT {{part}} step, device_id, stream_id, call_end, 0, NULL, NULL, NULL, call FROM sync_lane)
+    WINDOW lane AS (PARTITION BY {{part}} step, device_id, stream_id ORDER BY t, o, op
+      ROWS UNBOUNDED PRECEDING))
+  WHERE call IS NOT NULL AND source IS NOT NULL
 )
 SELECT {{part}} step, 'op' AS kind, source, source_end, source_name, target
 FROM stream_wait
@@ -269,31 +294,32 @@ FROM (
   SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
     device_id, stream_id FROM gpu_edge);
 
--- _cp_path: the path's edges of each range, in order (`position` from 0)
+-- _cp_path: the path's edges of each range, in order (`position` from 0). The path is found
+-- over numbers only: with the edges' names in the aggregated structs, array_agg held a copy of
+-- every batch's text per edge (7.9 GB for HTA's 19 k-edge CUDA-graph step).
 CREATE OR REPLACE TABLE _cp_path AS
 WITH path AS (
   SELECT {{part}} step,
-    longest_path(array_agg(named_struct('src', src, 'dst', dst,
-      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END, 'own_weight', weight,
-      'type', type, 'name', name, 'pid', pid, 'tid', tid, 'device_id', device_id,
-      'stream_id', stream_id, 'ts', ts, 'end_ts', end_ts) ORDER BY edge_id)) AS edges
+    longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
+      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END) ORDER BY edge_id)) AS edges
   FROM _cp_edge
   GROUP BY {{part}} step
 ),
 segment AS (
-  SELECT {{part}} step, unnest(edges) AS e, unnest(range(array_length(edges))) AS position
+  SELECT {{part}} step, unnest(edges)['edge_id'] AS edge_id,
+    unnest(range(array_length(edges))) AS position
   FROM path
 )
-SELECT {{part}} step, position, e['type'] AS type,
+SELECT {{part e}} e.step, s.position, e.type,
   -- what the time was spent on (HTA's bound_by, its communication kernels matched by name)
   CASE
-    WHEN e['type'] = 'launch' THEN 'launch_overhead'
-    WHEN e['type'] = 'kernel_kernel' THEN 'kernel_kernel_overhead'
-    WHEN e['type'] <> 'operator' THEN NULL
-    WHEN e['device_id'] IS NULL THEN 'cpu'
-    WHEN e['name'] LIKE 'nccl%' OR e['name'] LIKE '%ncclKernel%' OR e['name'] LIKE 'hccl%'
-      OR e['name'] LIKE 'hip%' THEN 'gpu_communication'
+    WHEN e.type = 'launch' THEN 'launch_overhead'
+    WHEN e.type = 'kernel_kernel' THEN 'kernel_kernel_overhead'
+    WHEN e.type <> 'operator' THEN NULL
+    WHEN e.device_id IS NULL THEN 'cpu'
+    WHEN e.name LIKE 'nccl%' OR e.name LIKE '%ncclKernel%' OR e.name LIKE 'hccl%'
+      OR e.name LIKE 'hip%' THEN 'gpu_communication'
     ELSE 'gpu_compute' END AS bound_by,
-  e['name'] AS name, e['pid'] AS pid, e['tid'] AS tid, e['device_id'] AS device_id,
-  e['stream_id'] AS stream_id, e['ts'] AS ts, e['end_ts'] AS end_ts, e['own_weight'] AS dur_ns
-FROM segment;
+  e.name, e.pid, e.tid, e.device_id, e.stream_id, e.ts, e.end_ts, e.weight AS dur_ns
+FROM segment s
+JOIN _cp_edge e ON e.step = s.step AND e.edge_id = s.edge_id {{same_window e s}};

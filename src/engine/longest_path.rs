@@ -3,9 +3,8 @@
 //!
 //! `edges` is one list of structs per row (as `array_agg(named_struct('src', .., 'dst', ..,
 //! 'weight', .., ...))` makes it, one list per step), with BIGINT fields `src` and `dst` (the
-//! nodes) and `weight` (ns), and any others; the result is the path's edges, first to last, in
-//! the same shape, so the query reads the path without joining the edges again (with the
-//! join, the critical path's plan held every edge query twice). A path may start at any node.
+//! nodes) and `weight` (ns), and any others (an edge id to join on); the result is the path's
+//! edges, first to last, in the same shape. A path may start at any node.
 //!
 //! Ties resolve as networkx's `dag_longest_path`, which HTA uses: a node's best predecessor is
 //! the first one (in the edges' order) of the largest distance; the path ends at the first node
