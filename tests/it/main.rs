@@ -6,6 +6,7 @@ mod cli;
 #[cfg(feature = "cluster")]
 mod cluster;
 mod convert;
+mod critical_path;
 mod diff;
 mod diff_timeline;
 mod doctor;

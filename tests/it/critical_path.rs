@@ -1,0 +1,238 @@
+//! `report critical_path` and `critical_path_summary` on small Kineto traces whose critical
+//! path is known by construction: a serial chain, a kernel hidden under another stream's work,
+//! a host stall, and a wait on another stream's event. Times below are µs from the trace start.
+
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use crate::support::{import_trace, succeeded};
+
+const PID: i64 = 500;
+const T0: i64 = 1_700_000_000_000_000;
+
+/// A trace built event by event: one CPU thread, one GPU (device 0, context 1).
+#[derive(Default)]
+struct Trace {
+    events: Vec<Value>,
+}
+
+impl Trace {
+    fn x(&mut self, cat: &str, name: &str, pid: i64, tid: i64, ts: i64, dur: i64, args: Value) {
+        self.events.push(
+            json!({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
+            "ts": T0 + ts, "dur": dur, "args": args}),
+        );
+    }
+    fn step(&mut self, ts: i64, dur: i64) {
+        self.x(
+            "user_annotation",
+            "ProfilerStep#1",
+            PID,
+            PID,
+            ts,
+            dur,
+            json!({}),
+        );
+    }
+    fn op(&mut self, name: &str, ts: i64, dur: i64) {
+        self.x("cpu_op", name, PID, PID, ts, dur, json!({}));
+    }
+    fn call(&mut self, name: &str, cbid: i64, ts: i64, dur: i64, correlation: i64) {
+        let args = json!({"cbid": cbid, "correlation": correlation});
+        self.x("cuda_runtime", name, PID, PID, ts, dur, args);
+    }
+    fn kernel(&mut self, name: &str, stream: i64, ts: i64, dur: i64, correlation: i64) {
+        let args = json!({"device": 0, "context": 1, "stream": stream,
+            "correlation": correlation, "grid": [1, 1, 1], "block": [32, 1, 1]});
+        self.x("kernel", name, 0, stream, ts, dur, args);
+    }
+    /// An op that launches `kernel` on `stream`: the op, its cudaLaunchKernel 10 µs in, and the
+    /// kernel at `starts`.
+    fn launch(&mut self, op: (&str, i64, i64), kernel: (&str, i64, i64, i64), correlation: i64) {
+        let (name, ts, dur) = op;
+        self.op(name, ts, dur);
+        self.call("cudaLaunchKernel", 211, ts + 10, 10, correlation);
+        let (kernel, stream, starts, runs) = kernel;
+        self.kernel(kernel, stream, starts, runs, correlation);
+    }
+    /// cudaDeviceSynchronize (inside an op `aten::sync`) from `ts` to `end`.
+    fn device_sync(&mut self, ts: i64, end: i64, correlation: i64) {
+        self.op("aten::sync", ts, end + 10 - ts);
+        self.call(
+            "cudaDeviceSynchronize",
+            165,
+            ts + 5,
+            end - ts - 5,
+            correlation,
+        );
+        let args = json!({"cuda_sync_kind": "Context Sync", "stream": -1,
+            "correlation": correlation, "device": 0, "context": 1});
+        self.x("cuda_sync", "Context Sync", 0, -1, end - 2, 2, args);
+    }
+    fn window(&self, dir: &std::path::Path) -> std::path::PathBuf {
+        let trace = json!({"schemaVersion": 1, "traceEvents": self.events});
+        import_trace(&trace, dir, "window")
+    }
+}
+
+/// One segment of the path: type, bound_by, name, dur (µs).
+#[derive(Debug, PartialEq)]
+struct Segment {
+    kind: String,
+    bound_by: String,
+    name: String,
+    dur_us: i64,
+}
+
+fn report(window: &std::path::Path, name: &str) -> Vec<Vec<String>> {
+    let out = succeeded(
+        Command::new(env!("CARGO_BIN_EXE_tracesql"))
+            .args(["report", name, "--format", "csv", "-w"])
+            .arg(window),
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    lines
+        .map(|line| {
+            let cells: Vec<&str> = line.split(',').collect();
+            assert_eq!(cells.len(), header.len(), "{line}");
+            cells.iter().map(|c| c.to_string()).collect()
+        })
+        .collect()
+}
+
+fn path(window: &std::path::Path) -> Vec<Segment> {
+    // step, step_name, position, type, bound_by, name, pid, tid, device, stream, ts, end, dur
+    report(window, "critical_path")
+        .into_iter()
+        .map(|r| Segment {
+            kind: r[3].clone(),
+            bound_by: r[4].clone(),
+            name: r[5].clone(),
+            dur_us: r[12].parse::<i64>().unwrap() / 1000,
+        })
+        .collect()
+}
+
+/// (bound_by, µs) of the summary, and the path's length in µs.
+fn summary(window: &std::path::Path) -> (Vec<(String, i64)>, i64) {
+    // step, step_name, step_ns, bound_by, dur_ns, share_pct, segments, path_ns
+    let rows = report(window, "critical_path_summary");
+    let shares: f64 = rows.iter().map(|r| r[5].parse::<f64>().unwrap()).sum();
+    assert!((shares - 100.0).abs() < 1e-9, "shares add up to {shares}");
+    let causes = rows
+        .iter()
+        .map(|r| (r[3].clone(), r[4].parse::<i64>().unwrap() / 1000))
+        .collect();
+    (causes, rows[0][7].parse::<i64>().unwrap() / 1000)
+}
+
+fn timed(segments: &[Segment]) -> Vec<(&str, &str, i64)> {
+    segments
+        .iter()
+        .filter(|s| s.dur_us != 0)
+        .map(|s| (s.kind.as_str(), s.name.as_str(), s.dur_us))
+        .collect()
+}
+
+#[test]
+fn a_serial_chain_runs_through_the_launch_the_kernel_and_the_sync() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    // aten::mul launches at 20 µs, the kernel runs 40..240, the device sync ends at 250
+    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
+    t.device_sync(60, 250, 2);
+    let window = t.window(tmp.path());
+    assert_eq!(
+        timed(&path(&window)),
+        vec![
+            ("operator", "aten::mul", 10),
+            ("launch", "mul_kernel", 20),
+            ("operator", "mul_kernel", 200),
+            ("operator", "aten::sync", 10),
+        ]
+    );
+    let (causes, length) = summary(&window);
+    assert_eq!(length, 240);
+    let want = [("cpu", 20), ("gpu_compute", 200), ("launch_overhead", 20)]
+        .map(|(c, us)| (c.to_string(), us));
+    assert_eq!(causes, want);
+}
+
+#[test]
+fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    t.launch(("aten::mm", 10, 30), ("long_gemm", 7, 40, 500), 1);
+    t.launch(("aten::add", 50, 30), ("short_add", 8, 80, 100), 2);
+    t.device_sync(100, 560, 3);
+    let window = t.window(tmp.path());
+    let segments = path(&window);
+    assert!(segments
+        .iter()
+        .any(|s| s.name == "long_gemm" && s.dur_us == 500));
+    assert!(
+        !segments.iter().any(|s| s.name == "short_add"),
+        "{segments:?}"
+    );
+    // the path: aten::mm to its launch, the launch delay, the GEMM, the sync's end
+    assert_eq!(summary(&window).1, 10 + 20 + 500 + 10);
+}
+
+#[test]
+fn a_host_stall_between_launches_bounds_the_step_on_the_cpu() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 2000);
+    t.launch(("aten::relu", 10, 30), ("relu_kernel", 7, 40, 50), 1);
+    // the host works 800 µs before the next launch, with the GPU idle
+    t.op("aten::item", 50, 800);
+    t.launch(("aten::relu", 860, 30), ("relu_kernel", 7, 890, 50), 2);
+    t.device_sync(900, 950, 3);
+    let window = t.window(tmp.path());
+    let segments = path(&window);
+    assert!(
+        segments
+            .iter()
+            .any(|s| s.name == "aten::item" && s.dur_us == 800 && s.bound_by == "cpu"),
+        "{segments:?}"
+    );
+    let (causes, length) = summary(&window);
+    let cpu = causes.iter().find(|(c, _)| c == "cpu").unwrap().1;
+    assert!(cpu * 100 >= 80 * length, "cpu {cpu} of {length} µs");
+}
+
+#[test]
+fn a_stream_waits_on_another_streams_event_through_a_sync_edge() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    // the producer runs 40..440 on stream 7; its event is recorded at 50
+    t.launch(("aten::mm", 10, 30), ("producer", 7, 40, 400), 1);
+    t.call("cudaEventRecord", 135, 50, 5, 2);
+    // stream 8 waits on that event (at 60), then its consumer is launched at 70 and runs
+    // when the producer is done
+    t.call("cudaStreamWaitEvent", 147, 60, 5, 3);
+    let wait = json!({"cuda_sync_kind": "Stream Wait Event", "wait_on_stream": 7,
+        "wait_on_cuda_event_record_corr_id": 2, "wait_on_cuda_event_id": 1, "stream": 8,
+        "correlation": 3, "device": 0, "context": 1});
+    t.x("cuda_sync", "Stream Wait Event", 0, 8, 62, 1, wait);
+    t.launch(("aten::add", 60, 30), ("consumer", 8, 440, 100), 4);
+    t.device_sync(100, 545, 5);
+    let window = t.window(tmp.path());
+    let segments = path(&window);
+    let kinds: Vec<(&str, &str)> = segments
+        .iter()
+        .map(|s| (s.kind.as_str(), s.name.as_str()))
+        .collect();
+    let producer = kinds.iter().position(|k| *k == ("operator", "producer"));
+    let consumer = kinds.iter().position(|k| *k == ("operator", "consumer"));
+    let (producer, consumer) = (producer.unwrap(), consumer.unwrap());
+    assert_eq!(consumer, producer + 2, "{kinds:?}");
+    assert_eq!(kinds[producer + 1], ("sync", "producer"));
+    assert_eq!(summary(&window).1, 10 + 20 + 400 + 100 + 10);
+}
