@@ -4,7 +4,7 @@
 -- the op's stream; at one instant an op's start counts before a launch).
 CREATE OR REPLACE VIEW _cp_gpu_op AS
 WITH launched AS (
-  SELECT {{part}} *,
+  SELECT *,
     api_name IN ('cudaLaunchKernel', 'cudaLaunchKernelExC', 'cuLaunchKernel', 'cuLaunchKernelEx',
       'cudaMemcpyAsync', 'cudaMemsetAsync', 'hipLaunchKernel', 'hipExtModuleLaunchKernel',
       'hipMemcpyAsync', 'hipMemsetAsync', 'hipMemcpyWithStream') AS queued

@@ -13,7 +13,8 @@
 -- - the CUDA runtime lock: cudaLaunchKernel, cudaMemcpyAsync and cudaHostAlloc calls that
 --   overlap on different threads run one after the other, in the order they ended;
 -- - a GPU op's own time; the launch delay (call start to op start) when its stream's queue was
---   empty, else the gap after the previous op on its stream (if under 1.5 ms);
+--   empty (or it is the first op of a graph replay on its stream), else the gap after the
+--   previous op on its stream (if under 1.5 ms);
 -- - waits (weight 0): the last op of a stream (every stream for a context sync) before the end
 --   of cudaStreamSynchronize / cudaDeviceSynchronize; the op before an event's record before
 --   the end of cudaEventSynchronize, or before the first op launched after a
@@ -64,14 +65,19 @@ WINDOW w AS (PARTITION BY {{part}} step, pid, tid ORDER BY t, is_start, o2, o3
   ROWS UNBOUNDED PRECEDING);
 
 -- _cp_gpu: the GPU ops launched in each range, numbered after its CPU events, with the launch
--- call's node (`call`) and the op before it on its stream
+-- call's node (`call`) and the op before it on its stream (in a replay of a CUDA graph, every
+-- op of the replay)
 CREATE OR REPLACE TABLE _cp_gpu AS
 WITH gpu AS (
   SELECT {{part g}} s.step,
     CAST(2199023255552 + ROW_NUMBER() OVER (PARTITION BY {{part g}} s.step
       ORDER BY g.ts, g.device_id, g.stream_id, g.correlation_id) AS BIGINT) AS idx,
     g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id, g.api_ts,
-    g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid
+    g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid,
+    -- the first op of a CUDA-graph replay on its lane (beyond HTA, which keeps one op per
+    -- replay and no launch edge: this one waits for its cudaGraphLaunch)
+    g.api_name = 'cudaGraphLaunch' AND ROW_NUMBER() OVER (PARTITION BY {{part g}} s.step,
+      g.correlation_id, g.device_id, g.stream_id ORDER BY g.ts) = 1 AS replay_start
   FROM _cp_gpu_op g
   JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
     AND g.api_end_ts > g.api_ts {{same_window s g}}
@@ -246,7 +252,7 @@ lock_edge AS (
 gpu_start AS (
   SELECT {{part g}} g.step, g.idx, g.pid, g.tid, g.call, g.prev_idx, g.prev_end, g.prev_name,
     g.api_ts, g.ts, g.name, g.device_id, g.stream_id,
-    g.queue_at_call = 1 AND g.queue_at_start = 0
+    (g.queue_at_call = 1 AND g.queue_at_start = 0 OR g.replay_start)
       AND (g.prev_end IS NULL OR g.prev_end < g.api_ts)
       AND (w.source IS NULL OR w.source_end < g.api_ts) AS launch,
     w.source IS NULL OR w.source_end < g.prev_end AS unsynced

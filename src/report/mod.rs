@@ -136,6 +136,38 @@ fn with_includes(text: &str) -> Result<String> {
     Ok(out)
 }
 
+/// `text` with each table its statements create (`CREATE OR REPLACE TABLE name`) renamed
+/// `name__report`: reports that run side by side in one session (`report all`) each compute
+/// their own stages.
+fn own_tables(text: &str, report: &str) -> String {
+    const CREATE: &str = "CREATE OR REPLACE TABLE ";
+    let created: Vec<&str> = text
+        .match_indices(CREATE)
+        .filter_map(|(at, _)| text[at + CREATE.len()..].split_whitespace().next())
+        .collect();
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    'scan: while !rest.is_empty() {
+        for name in &created {
+            if !rest.starts_with(name) {
+                continue;
+            }
+            let before = out.chars().next_back();
+            let after = rest[name.len()..].chars().next();
+            if !before.is_some_and(word) && !after.is_some_and(word) {
+                out.push_str(&format!("{name}__{report}"));
+                rest = &rest[name.len()..];
+                continue 'scan;
+            }
+        }
+        let c = rest.chars().next().expect("rest is not empty");
+        out.push(c);
+        rest = &rest[c.len_utf8()..];
+    }
+    out
+}
+
 impl Report {
     /// The report's query for the partition columns `partitions`, with `values` (NAME, VALUE)
     /// overriding the defaults. A value is pasted into the SQL: a number, or quoted as text.
@@ -182,7 +214,8 @@ impl Report {
                         .map(|p| p.default.clone())
                 })
         };
-        crate::sql::expand_with(&with_includes(self.object.text)?, partitions, &value_of)
+        let text = own_tables(&with_includes(self.object.text)?, self.name);
+        crate::sql::expand_with(&text, partitions, &value_of)
     }
 
     /// Run the report in `ctx` (whose helpers [`register_helpers`] created) and collect it.
@@ -317,17 +350,43 @@ mod tests {
         for report in &parsed {
             assert!(!report.title.is_empty(), "{}", report.name);
             for param in &report.params {
-                assert!(param.default.parse::<f64>().is_ok(), "{}", report.name);
+                let text = param.default.len() >= 2 && param.default.ends_with('\'');
+                assert!(
+                    param.default.parse::<f64>().is_ok() || (param.is_text() && text),
+                    "{}",
+                    report.name
+                );
                 assert!(!param.doc.is_empty(), "{}", report.name);
                 let placeholder = format!("{{{{param {}}}}}", param.name);
                 assert!(
-                    report.object.text.contains(&placeholder),
+                    with_includes(report.object.text)
+                        .unwrap()
+                        .contains(&placeholder),
                     "{} declares {} but never uses it",
                     report.name,
                     param.name
                 );
             }
         }
+    }
+
+    #[test]
+    fn text_parameters_are_quoted_and_scripts_included() {
+        let report = find("critical_path").unwrap();
+        let values = [("annotation".to_string(), "it's %".to_string())];
+        let sql = report.sql(&[], &values).unwrap();
+        assert!(sql.contains("LIKE 'it''s %'"), "{sql}");
+        // its stages are its own tables
+        assert!(
+            sql.contains("CREATE OR REPLACE TABLE _cp_path__critical_path"),
+            "{sql}"
+        );
+        assert!(sql.contains("FROM _cp_path__critical_path p"), "{sql}");
+        assert!(!sql.contains("_cp_path "), "{sql}");
+        assert!(!sql.contains("{{"), "{sql}");
+        // a number parameter stays a number
+        let values = [("instance".to_string(), "x".to_string())];
+        assert!(report.sql(&[], &values).is_err());
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! `report critical_path` and `critical_path_summary` on small Kineto traces whose critical
 //! path is known by construction: a serial chain, a kernel hidden under another stream's work,
-//! a host stall, and a wait on another stream's event. Times below are µs from the trace start.
+//! a host stall, a wait on another stream's event, and a CUDA-graph replay. Times below are µs from the trace start.
 
 use std::process::Command;
 
@@ -235,4 +235,50 @@ fn a_stream_waits_on_another_streams_event_through_a_sync_edge() {
     assert_eq!(consumer, producer + 2, "{kinds:?}");
     assert_eq!(kinds[producer + 1], ("sync", "producer"));
     assert_eq!(summary(&window).1, 10 + 20 + 400 + 100 + 10);
+}
+
+#[test]
+fn a_graph_replay_waits_for_its_launch_and_its_kernels_are_on_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    // one cudaGraphLaunch (20..30) replays two kernels back to back on stream 7: 40..140, 142..242
+    t.op("aten::graph_replay", 10, 30);
+    t.call("cudaGraphLaunch", 311, 20, 10, 1);
+    t.kernel("graph_gemm", 7, 40, 100, 1);
+    t.kernel("graph_relu", 7, 142, 100, 1);
+    t.device_sync(50, 250, 2);
+    let window = t.window(tmp.path());
+    assert_eq!(
+        timed(&path(&window)),
+        vec![
+            ("operator", "aten::graph_replay", 10),
+            ("launch", "graph_gemm", 20),
+            ("operator", "graph_gemm", 100),
+            ("kernel_kernel", "graph_gemm", 2),
+            ("operator", "graph_relu", 100),
+            ("operator", "aten::sync", 10),
+        ]
+    );
+}
+
+#[test]
+fn an_archive_has_one_path_per_window_and_step_each_as_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
+    t.device_sync(60, 250, 2);
+    let window = t.window(tmp.path());
+    let archive = tmp.path().join("archive");
+    for id in ["window_id=000001", "window_id=000002"] {
+        crate::support::copy_dir(&window, &archive.join(id));
+    }
+    let alone = report(&window, "critical_path_summary");
+    let rows = report(&archive, "critical_path_summary");
+    assert_eq!(rows.len(), 2 * alone.len());
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(row[0], ["1", "2"][i / alone.len()]);
+        assert_eq!(row[1..], alone[i % alone.len()][..]);
+    }
 }

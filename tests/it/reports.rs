@@ -490,7 +490,7 @@ async fn every_report_plans_against_empty_canonical_tables() {
             .unwrap();
         for r in tracesql::report::reports() {
             let sql = r.sql(&partitions, &[]).unwrap();
-            let got = ctx.sql(&sql).await;
+            let got = tracesql::query::plan_script(&ctx, &sql).await;
             assert!(got.is_ok(), "{} {partitions:?}: {:?}", r.name, got.err());
             got.unwrap().collect().await.unwrap();
         }

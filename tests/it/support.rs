@@ -72,7 +72,9 @@ pub async fn open(path: &Path) -> SessionContext {
 
 /// Run `sql` and return the rows as text lines "a|b|c".
 pub async fn rows(ctx: &SessionContext, sql: &str) -> Vec<String> {
-    let batches = ctx.sql(sql).await.unwrap().collect().await.unwrap();
+    // a script: a report's last statement reads the tables its first ones made
+    let df = tracesql::query::plan_script(ctx, sql).await.unwrap();
+    let batches = df.collect().await.unwrap();
     let mut out = Vec::new();
     for batch in batches {
         let cols: Vec<ArrayRef> = batch
