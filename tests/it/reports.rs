@@ -467,7 +467,8 @@ async fn over_an_archive_every_report_leads_with_the_partition_columns() {
     assert_eq!(got.len(), 6);
     for r in tracesql::report::reports() {
         let (ctx, sql) = session(&archive, r.name, &[]).await;
-        let schema = ctx.sql(&sql).await.unwrap().schema().clone();
+        let planned = tracesql::query::plan_script(&ctx, &sql).await.unwrap();
+        let schema = planned.schema().clone();
         let names: Vec<&str> = schema.fields().iter().map(|f| f.name().as_str()).collect();
         assert_eq!(&names[..2], ["rank", "window_id"], "{}", r.name);
         let all = rows(&ctx, &sql).await;
