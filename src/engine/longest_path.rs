@@ -166,7 +166,7 @@ fn longest(edges: &[Edge], nodes: usize) -> DfResult<Vec<usize>> {
         if best[node].0 < 0 {
             best[node] = (0, None);
         }
-        if end.map_or(true, |n| best[node].0 > best[n].0) {
+        if end.is_none_or(|n| best[node].0 > best[n].0) {
             end = Some(node);
         }
         for &e in &outgoing[node] {

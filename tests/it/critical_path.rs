@@ -18,7 +18,9 @@ struct Trace {
 }
 
 impl Trace {
-    fn x(&mut self, cat: &str, name: &str, pid: i64, tid: i64, ts: i64, dur: i64, args: Value) {
+    /// An X event on thread `(pid, tid)` over `(ts, dur)`.
+    fn x(&mut self, cat: &str, name: &str, thread: (i64, i64), span: (i64, i64), args: Value) {
+        let ((pid, tid), (ts, dur)) = (thread, span);
         self.events.push(
             json!({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid,
             "ts": T0 + ts, "dur": dur, "args": args}),
@@ -28,24 +30,22 @@ impl Trace {
         self.x(
             "user_annotation",
             "ProfilerStep#1",
-            PID,
-            PID,
-            ts,
-            dur,
+            (PID, PID),
+            (ts, dur),
             json!({}),
         );
     }
     fn op(&mut self, name: &str, ts: i64, dur: i64) {
-        self.x("cpu_op", name, PID, PID, ts, dur, json!({}));
+        self.x("cpu_op", name, (PID, PID), (ts, dur), json!({}));
     }
     fn call(&mut self, name: &str, cbid: i64, ts: i64, dur: i64, correlation: i64) {
         let args = json!({"cbid": cbid, "correlation": correlation});
-        self.x("cuda_runtime", name, PID, PID, ts, dur, args);
+        self.x("cuda_runtime", name, (PID, PID), (ts, dur), args);
     }
     fn kernel(&mut self, name: &str, stream: i64, ts: i64, dur: i64, correlation: i64) {
         let args = json!({"device": 0, "context": 1, "stream": stream,
             "correlation": correlation, "grid": [1, 1, 1], "block": [32, 1, 1]});
-        self.x("kernel", name, 0, stream, ts, dur, args);
+        self.x("kernel", name, (0, stream), (ts, dur), args);
     }
     /// An op that launches `kernel` on `stream`: the op, its cudaLaunchKernel 10 µs in, and the
     /// kernel at `starts`.
@@ -68,7 +68,7 @@ impl Trace {
         );
         let args = json!({"cuda_sync_kind": "Context Sync", "stream": -1,
             "correlation": correlation, "device": 0, "context": 1});
-        self.x("cuda_sync", "Context Sync", 0, -1, end - 2, 2, args);
+        self.x("cuda_sync", "Context Sync", (0, -1), (end - 2, 2), args);
     }
     fn window(&self, dir: &std::path::Path) -> std::path::PathBuf {
         let trace = json!({"schemaVersion": 1, "traceEvents": self.events});
@@ -220,7 +220,7 @@ fn a_stream_waits_on_another_streams_event_through_a_sync_edge() {
     let wait = json!({"cuda_sync_kind": "Stream Wait Event", "wait_on_stream": 7,
         "wait_on_cuda_event_record_corr_id": 2, "wait_on_cuda_event_id": 1, "stream": 8,
         "correlation": 3, "device": 0, "context": 1});
-    t.x("cuda_sync", "Stream Wait Event", 0, 8, 62, 1, wait);
+    t.x("cuda_sync", "Stream Wait Event", (0, 8), (62, 1), wait);
     t.launch(("aten::add", 60, 30), ("consumer", 8, 440, 100), 4);
     t.device_sync(100, 545, 5);
     let window = t.window(tmp.path());
