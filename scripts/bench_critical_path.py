@@ -62,9 +62,9 @@ for label, path in traces():
     ratio = sorted(hta_s)[len(hta_s) // 2] / sorted(our_s)[len(our_s) // 2]
     print(f"{label:<24} {spread(hta_s):>18} {spread(our_s):>18} {ratio:>8.1f}x")
 
-window = os.path.join(work, f"synth-{events}")
+window = os.path.join(work, f"synth-{events}-steps")
 if not os.path.exists(window):
-    subprocess.run([binary, "synth", "--out", window, "--events", str(events), "--seed", "1"],
+    subprocess.run([binary, "synth", "--out", window, "--events", str(events), "--seed", "1", "--steps"],
                    check=True, capture_output=True)
 times, peaks = [], []
 for _ in range(rounds):

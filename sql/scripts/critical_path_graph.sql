@@ -18,9 +18,11 @@
 -- - waits (weight 0): the last op of a stream (every stream for a context sync) before the end
 --   of cudaStreamSynchronize / cudaDeviceSynchronize; the op before an event's record before
 --   the end of cudaEventSynchronize, or before the first op launched after a
---   cudaStreamWaitEvent onto the waiting stream.
+--   cudaStreamWaitEvent onto the waiting stream; in a window without cuda_sync records, the
+--   op of its process that ended last during a synchronizing call before that call's end.
 -- The path is the heaviest chain through these edges (engine::longest_path); an edge of -1 µs
--- or less counts 0 there, as in HTA, and with its own weight in `dur_ns`.
+-- or less counts 0 there, as in HTA, and with its own weight in `dur_ns`. A what-if
+-- (parameter `speedup`) reweighs the matched edges and finds the path again.
 
 -- _cp_step: the ranges, numbered from 0 in time order in each window
 CREATE OR REPLACE TABLE _cp_step AS
@@ -168,9 +170,35 @@ stream_last AS (
     WINDOW lane AS (PARTITION BY {{part}} step, device_id, stream_id ORDER BY t, o, op
       ROWS UNBOUNDED PRECEDING))
   WHERE call IS NOT NULL AND source IS NOT NULL
+),
+-- in a window without cuda_sync records (parameter infer_syncs; beyond HTA, which then has no
+-- waits), a cudaStreamSynchronize, cudaEventSynchronize or cudaDeviceSynchronize waited for
+-- the GPU op of its process that ended last while it ran, if one did: the calls do not say
+-- which stream or event they waited on (one pass over each process's op ends and calls)
+inferred AS (
+  SELECT * FROM (
+    SELECT *,
+      LAST_VALUE(op IGNORE NULLS) OVER ends AS source,
+      LAST_VALUE(op_end IGNORE NULLS) OVER ends AS source_end,
+      LAST_VALUE(op_name IGNORE NULLS) OVER ends AS source_name
+    FROM (
+      SELECT {{part}} step, pid, end_ts AS t, 0 AS o, idx AS op, end_ts AS op_end,
+        name AS op_name, CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
+      FROM _cp_gpu
+      UNION ALL
+      SELECT {{part c}} c.step, c.pid, c.end_ts, 1, NULL, NULL, NULL, c.idx, c.ts
+      FROM _cp_cpu c
+      LEFT JOIN (SELECT DISTINCT {{part}} true AS recorded FROM cuda_sync) y ON true
+        {{same_window y c}}
+      WHERE {{param infer_syncs}} <> 0 AND y.recorded IS NULL
+        AND c.name IN ('cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaDeviceSynchronize'))
+    WINDOW ends AS (PARTITION BY {{part}} step, pid ORDER BY t, o, op ROWS UNBOUNDED PRECEDING))
+  WHERE call IS NOT NULL AND source_end >= call_ts
 )
 SELECT {{part}} step, 'op' AS kind, source, source_end, source_name, target
 FROM stream_wait
+UNION ALL
+SELECT {{part}} step, 'call', source, source_end, source_name, call FROM inferred
 UNION ALL
 SELECT {{part}} step, 'call', source, source_end, source_name, call FROM stream_last
 UNION ALL
@@ -288,8 +316,18 @@ gpu_edge AS (
   JOIN _cp_cpu c ON c.step = w.step AND c.idx = w.target {{same_window c w}}
   WHERE w.kind = 'call'
 )
-SELECT *, CAST(ROW_NUMBER() OVER (PARTITION BY {{part}} step ORDER BY pass,
-    CASE WHEN pass = 2 THEN pid END, CASE WHEN pass = 2 THEN tid END, seq) AS BIGINT) AS edge_id
+SELECT *,
+  CAST(ROW_NUMBER() OVER (PARTITION BY {{part}} step ORDER BY pass,
+    CASE WHEN pass = 2 THEN pid END, CASE WHEN pass = 2 THEN tid END, seq) AS BIGINT) AS edge_id,
+  -- what the time was spent on (HTA's bound_by, its communication kernels matched by name)
+  CASE
+    WHEN type = 'launch' THEN 'launch_overhead'
+    WHEN type = 'kernel_kernel' THEN 'kernel_kernel_overhead'
+    WHEN type <> 'operator' THEN NULL
+    WHEN device_id IS NULL THEN 'cpu'
+    WHEN name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%'
+      OR name LIKE 'hip%' THEN 'gpu_communication'
+    ELSE 'gpu_compute' END AS bound_by
 FROM (
   SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
     device_id, stream_id FROM lock_edge
@@ -300,32 +338,62 @@ FROM (
   SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
     device_id, stream_id FROM gpu_edge);
 
--- _cp_path: the path's edges of each range, in order (`position` from 0). The path is found
--- over numbers only: with the edges' names in the aggregated structs, array_agg held a copy of
--- every batch's text per edge (7.9 GB for HTA's 19 k-edge CUDA-graph step).
+-- _cp_speedup: the what-if's rules (parameter `speedup`: `PATTERN=FACTOR`, `;` between
+-- rules): an edge whose bound_by is PATTERN, or whose op's name is LIKE it, weighs FACTOR
+-- times its own time (the smallest factor of the rules it matches)
+CREATE OR REPLACE TABLE _cp_speedup AS
+SELECT trim(split_part(rule, '=', 1)) AS pattern,
+  CAST(trim(split_part(rule, '=', 2)) AS DOUBLE) AS factor
+FROM (SELECT unnest(string_to_array({{param speedup}}, ';')) AS rule)
+WHERE trim(rule) <> '';
+
+-- _cp_sped_up: the edges the what-if shortens, with their new weight
+CREATE OR REPLACE TABLE _cp_sped_up AS
+SELECT {{part e}} e.step, e.edge_id,
+  CAST(round(e.weight * MIN(r.factor)) AS BIGINT) AS weight
+FROM _cp_edge e
+JOIN _cp_speedup r ON e.bound_by = r.pattern OR e.name LIKE r.pattern
+WHERE e.weight > 0
+GROUP BY {{part e}} e.step, e.edge_id, e.weight;
+
+-- _cp_path: the path's edges of each range, in order (`position` from 0), under the what-if's
+-- weights; `measured_ns`, the length of the path under the measured weights (computed only
+-- for a what-if). The path is found over numbers only: with the edges' names in the aggregated
+-- structs, array_agg held a copy of every batch's text per edge (7.9 GB for HTA's 19 k-edge
+-- CUDA-graph step).
 CREATE OR REPLACE TABLE _cp_path AS
-WITH path AS (
+WITH weighted AS (
+  SELECT {{part e}} e.step, e.edge_id, e.src, e.dst, e.weight AS measured,
+    COALESCE(w.weight, e.weight) AS weight
+  FROM _cp_edge e
+  LEFT JOIN _cp_sped_up w ON w.step = e.step AND w.edge_id = e.edge_id {{same_window w e}}
+),
+path AS (
   SELECT {{part}} step,
     longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
-      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END) ORDER BY edge_id)) AS edges
-  FROM _cp_edge
+      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END) ORDER BY edge_id)) AS edges,
+    longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
+      'weight', CASE WHEN measured <= -1000 THEN 0 ELSE measured END) ORDER BY edge_id)
+      FILTER (WHERE {{param speedup}} <> '')) AS measured_edges
+  FROM weighted
   GROUP BY {{part}} step
+),
+measured AS (
+  SELECT {{part p}} p.step, SUM(e.weight) AS measured_ns
+  FROM (SELECT {{part}} step, unnest(measured_edges)['edge_id'] AS edge_id FROM path) p
+  JOIN _cp_edge e ON e.step = p.step AND e.edge_id = p.edge_id {{same_window e p}}
+  WHERE e.bound_by IS NOT NULL
+  GROUP BY {{part p}} p.step
 ),
 segment AS (
   SELECT {{part}} step, unnest(edges)['edge_id'] AS edge_id,
     unnest(range(array_length(edges))) AS position
   FROM path
 )
-SELECT {{part e}} e.step, s.position, e.type,
-  -- what the time was spent on (HTA's bound_by, its communication kernels matched by name)
-  CASE
-    WHEN e.type = 'launch' THEN 'launch_overhead'
-    WHEN e.type = 'kernel_kernel' THEN 'kernel_kernel_overhead'
-    WHEN e.type <> 'operator' THEN NULL
-    WHEN e.device_id IS NULL THEN 'cpu'
-    WHEN e.name LIKE 'nccl%' OR e.name LIKE '%ncclKernel%' OR e.name LIKE 'hccl%'
-      OR e.name LIKE 'hip%' THEN 'gpu_communication'
-    ELSE 'gpu_compute' END AS bound_by,
-  e.name, e.pid, e.tid, e.device_id, e.stream_id, e.ts, e.end_ts, e.weight AS dur_ns
+SELECT {{part e}} e.step, s.position, e.type, e.bound_by, e.name, e.pid, e.tid, e.device_id,
+  e.stream_id, e.ts, e.end_ts, COALESCE(w.weight, e.weight) AS dur_ns,
+  e.weight AS measured_dur_ns, m.measured_ns
 FROM segment s
-JOIN _cp_edge e ON e.step = s.step AND e.edge_id = s.edge_id {{same_window e s}};
+JOIN _cp_edge e ON e.step = s.step AND e.edge_id = s.edge_id {{same_window e s}}
+LEFT JOIN _cp_sped_up w ON w.step = s.step AND w.edge_id = s.edge_id {{same_window w s}}
+LEFT JOIN measured m ON m.step = s.step {{same_window m s}};

@@ -30,6 +30,10 @@ pub struct SynthArgs {
     /// syncs, annotations, counters, lanes, metadata, driver, overhead, cpu_trace
     #[arg(long, value_name = "PARTS", value_delimiter = ',')]
     without: Vec<String>,
+    /// Wrap each iteration in a ProfilerStep#N annotation of the CPU trace, as
+    /// torch.profiler records steps (for the critical path reports)
+    #[arg(long)]
+    steps: bool,
     /// Shift every timestamp by this many ns (the same window seen by an offset clock)
     #[arg(
         long,
@@ -49,6 +53,7 @@ pub fn run(args: SynthArgs) -> anyhow::Result<()> {
     config.window_id = args.window_id;
     config.clock_offset_ns = args.clock_offset_ns;
     config.base_lead_ns = args.base_lead_ns;
+    config.features.steps = args.steps;
     for part in &args.without {
         if !config.features.leave_out(part) {
             anyhow::bail!("--without: unknown part `{part}` (see tracesql synth --help)");

@@ -39,6 +39,7 @@ svg .inbar{fill:#fff;font-size:11px}svg .inbar.dark{fill:#333}
 svg .grid{stroke:#e6e6e6}svg .axis{stroke:#888}svg .lane{fill:#f3f4f6}
 svg .mark{fill:#3b6fc4}svg .mark:hover{fill:#1d4690}
 svg .idle{fill:#c9ccd1}svg .compute{fill:#3b6fc4}svg .noncompute{fill:#e8893a}
+svg .cpu{fill:#8a5cc2}svg .comm{fill:#2a9d8f}
 svg .worse{fill:#cf4b3c}svg .better{fill:#3a9a5b}svg .total{fill:#5b6472}svg .faint{opacity:.4}
 svg .base{fill:#a3adbb}svg .new{fill:#3b6fc4}svg .whisker{stroke:#222;stroke-width:1.5}
 ";
@@ -281,6 +282,7 @@ mod tests {
             sample::kernel_summary(&[NASTY, "gemm<float>"]),
             sample::launch_stats(&[Some(1500), None, Some(30_000)]),
             sample::temporal_breakdown(&[("h1", [1, 2, 3])]),
+            sample::critical_path_summary(&[(0, 0, "cpu", 1), (0, 0, "launch_overhead", 1)]),
         ]
     }
 
@@ -315,6 +317,7 @@ mod tests {
         assert_eq!(marks(&page, "kernel_summary"), 2);
         assert_eq!(marks(&page, "launch_stats"), 2);
         assert_eq!(marks(&page, "temporal_breakdown"), 3);
+        assert_eq!(marks(&page, "critical_path_summary"), 2);
         assert!(!page.contains("Not in this page"));
         for anchor in ["gpu_utilization", "kernel_summary", "launch_stats"] {
             assert!(page.contains(&format!("<a href=\"#report-{anchor}\">")));

@@ -168,6 +168,27 @@ fn own_tables(text: &str, report: &str) -> String {
     out
 }
 
+/// A what-if's rules (`speedup` of the critical path reports): `PATTERN=FACTOR`, `;` between
+/// rules, each factor a number from 0; otherwise a usage error that shows the form.
+fn check_speedup(value: &str) -> Result<()> {
+    for rule in value.split(';').filter(|r| !r.trim().is_empty()) {
+        let factor = rule
+            .split_once('=')
+            .map(|(pattern, factor)| (pattern.trim(), factor.trim().parse::<f64>()));
+        match factor {
+            Some((pattern, Ok(f))) if !pattern.is_empty() && f.is_finite() && f >= 0.0 => {}
+            _ => {
+                return Err(Error::Usage(format!(
+                    "speedup rule {:?} is not PATTERN=FACTOR with a factor from 0 \
+                     (e.g. --param 'speedup=%gemm%=0.8;launch_overhead=0')",
+                    rule.trim()
+                )))
+            }
+        }
+    }
+    Ok(())
+}
+
 impl Report {
     /// The report's query for the partition columns `partitions`, with `values` (NAME, VALUE)
     /// overriding the defaults. A value is pasted into the SQL: a number, or quoted as text.
@@ -184,6 +205,9 @@ impl Report {
                         known.join(", ")
                     }
                 )));
+            }
+            if name == "speedup" {
+                check_speedup(value)?;
             }
             let text = self.params.iter().any(|p| &p.name == name && p.is_text());
             if !text && value.trim().parse::<f64>().map_or(true, |v| !v.is_finite()) {
@@ -418,5 +442,21 @@ mod tests {
         let sql = gaps.sql(&[], &set("min_gap_ns", "250")).unwrap();
         assert!(sql.contains(">= 250"), "{sql}");
         assert!(gaps.sql(&[], &[]).unwrap().contains(">= 1000000"));
+    }
+
+    #[test]
+    fn speedup_rules_are_pattern_equals_factor() {
+        let report = find("critical_path_summary").unwrap();
+        let set = |v: &str| vec![("speedup".to_string(), v.to_string())];
+        for good in ["", "%gemm%=0.5", "gpu_compute=0; launch_overhead = 1.5;"] {
+            assert!(report.sql(&[], &set(good)).is_ok(), "{good}");
+        }
+        for bad in ["%gemm%", "=0.5", "x=-1", "x=fast", "a=0.5;b"] {
+            let err = report.sql(&[], &set(bad)).unwrap_err();
+            assert!(
+                matches!(&err, Error::Usage(m) if m.contains("PATTERN=FACTOR")),
+                "{bad}"
+            );
+        }
     }
 }

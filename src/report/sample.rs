@@ -157,3 +157,53 @@ pub fn marks(page: &str, plot: &str) -> usize {
     let end = start + page[start..].find("</svg>").expect("a closed svg");
     page[start..end].matches("class=\"mark").count()
 }
+
+/// critical_path_summary rows (rank, step, bound_by, ms); shares of each step's total.
+pub fn critical_path_summary(rows: &[(i64, i64, &str, i64)]) -> ReportOutput {
+    let total = |r: i64, s: i64| -> i64 {
+        rows.iter()
+            .filter(|row| row.0 == r && row.1 == s)
+            .map(|row| row.3)
+            .sum()
+    };
+    let names: Vec<String> = rows
+        .iter()
+        .map(|r| format!("ProfilerStep#{}", r.1))
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    let causes: Vec<&str> = rows.iter().map(|r| r.2).collect();
+    output(
+        "critical_path_summary",
+        &["rank"],
+        vec![
+            (
+                "rank",
+                i64s(&rows.iter().map(|r| Some(r.0)).collect::<Vec<_>>()),
+            ),
+            (
+                "step",
+                i64s(&rows.iter().map(|r| Some(r.1)).collect::<Vec<_>>()),
+            ),
+            ("step_name", strs(&names)),
+            ("bound_by", strs(&causes)),
+            (
+                "dur_ns",
+                i64s(
+                    &rows
+                        .iter()
+                        .map(|r| Some(r.3 * 1_000_000))
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+            (
+                "share_pct",
+                f64s(
+                    &rows
+                        .iter()
+                        .map(|r| Some(100.0 * r.3 as f64 / total(r.0, r.1) as f64))
+                        .collect::<Vec<_>>(),
+                ),
+            ),
+        ],
+    )
+}

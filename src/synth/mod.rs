@@ -75,6 +75,10 @@ pub struct SynthFeatures {
     pub overhead: bool,
     /// cpu_trace.json.gz.
     pub cpu_trace: bool,
+    /// A `ProfilerStep#N` annotation around each iteration in the CPU trace, as
+    /// torch.profiler records steps (with annotations and the CPU trace). Off unless asked
+    /// for (`tracesql synth --steps`): the golden windows predate it.
+    pub steps: bool,
 }
 
 impl SynthFeatures {
@@ -92,6 +96,7 @@ impl SynthFeatures {
             driver: true,
             overhead: true,
             cpu_trace: true,
+            steps: false,
         }
     }
 
@@ -130,6 +135,7 @@ impl SynthFeatures {
             driver: false,
             overhead: false,
             cpu_trace: false,
+            steps: false,
         }
     }
 }

@@ -242,8 +242,16 @@ impl Sim<'_> {
             self.procs[p].threads[0].os,
             self.procs[p].iter_start,
         );
+        // the profiler's step annotation around the iteration, as Kineto records it
+        let step =
+            (self.f.steps && self.f.annotations && self.cpu.is_some()).then(|| self.next_ext());
+        let number = self.procs[p].iter;
         if let Some(cpu) = self.cpu.as_mut() {
             cpu.python_function("train.py(87): train_step", pid, tid, s, self.t, self.py_id);
+            if let Some(ext) = step {
+                let name = format!("ProfilerStep#{number}");
+                cpu.user_annotation(&name, pid, tid, s, self.t, ext);
+            }
         }
         self.py_id += 1;
     }

@@ -1,6 +1,7 @@
 //! `report critical_path` and `critical_path_summary` on small Kineto traces whose critical
 //! path is known by construction: a serial chain, a kernel hidden under another stream's work,
-//! a host stall, a wait on another stream's event, and a CUDA-graph replay. Times below are µs from the trace start.
+//! a host stall, a wait on another stream's event, a sync without its record, a CUDA-graph
+//! replay and a what-if. Times below are µs from the trace start.
 
 use std::process::Command;
 
@@ -56,16 +57,15 @@ impl Trace {
         let (kernel, stream, starts, runs) = kernel;
         self.kernel(kernel, stream, starts, runs, correlation);
     }
-    /// cudaDeviceSynchronize (inside an op `aten::sync`) from `ts` to `end`.
-    fn device_sync(&mut self, ts: i64, end: i64, correlation: i64) {
+    /// A synchronizing call (inside an op `aten::sync`) from `ts + 5` to `end`.
+    fn sync_call(&mut self, (name, cbid): (&str, i64), ts: i64, end: i64, correlation: i64) {
         self.op("aten::sync", ts, end + 10 - ts);
-        self.call(
-            "cudaDeviceSynchronize",
-            165,
-            ts + 5,
-            end - ts - 5,
-            correlation,
-        );
+        self.call(name, cbid, ts + 5, end - ts - 5, correlation);
+    }
+    /// cudaDeviceSynchronize (inside an op `aten::sync`) from `ts + 5` to `end`, with its
+    /// cuda_sync record.
+    fn device_sync(&mut self, ts: i64, end: i64, correlation: i64) {
+        self.sync_call(("cudaDeviceSynchronize", 165), ts, end, correlation);
         let args = json!({"cuda_sync_kind": "Context Sync", "stream": -1,
             "correlation": correlation, "device": 0, "context": 1});
         self.x("cuda_sync", "Context Sync", (0, -1), (end - 2, 2), args);
@@ -86,11 +86,19 @@ struct Segment {
 }
 
 fn report(window: &std::path::Path, name: &str) -> Vec<Vec<String>> {
-    let out = succeeded(
-        Command::new(env!("CARGO_BIN_EXE_tracesql"))
-            .args(["report", name, "--format", "csv", "-w"])
-            .arg(window),
-    );
+    report_with(window, name, &[])
+}
+
+/// The report's rows with `--param` values.
+fn report_with(window: &std::path::Path, name: &str, params: &[&str]) -> Vec<Vec<String>> {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_tracesql"));
+    command
+        .args(["report", name, "--format", "csv", "-w"])
+        .arg(window);
+    for param in params {
+        command.args(["--param", param]);
+    }
+    let out = succeeded(&mut command);
     let text = String::from_utf8(out.stdout).unwrap();
     let mut lines = text.lines();
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -118,7 +126,8 @@ fn path(window: &std::path::Path) -> Vec<Segment> {
 
 /// (bound_by, µs) of the summary, and the path's length in µs.
 fn summary(window: &std::path::Path) -> (Vec<(String, i64)>, i64) {
-    // step, step_name, step_ns, bound_by, dur_ns, share_pct, segments, path_ns
+    // step, step_name, step_ns, bound_by, dur_ns, share_pct, segments, path_ns,
+    // measured_path_ns, whatif_step_ns
     let rows = report(window, "critical_path_summary");
     let shares: f64 = rows.iter().map(|r| r[5].parse::<f64>().unwrap()).sum();
     assert!((shares - 100.0).abs() < 1e-9, "shares add up to {shares}");
@@ -163,6 +172,26 @@ fn a_serial_chain_runs_through_the_launch_the_kernel_and_the_sync() {
 }
 
 #[test]
+fn without_sync_records_a_sync_call_waits_for_the_op_that_ended_during_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    // as the serial chain, but a cudaStreamSynchronize without a cuda_sync record (as in
+    // older Kineto traces) and an op that ended before it on another stream
+    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
+    t.launch(("aten::add", 42, 15), ("add_kernel", 8, 58, 3), 2);
+    t.sync_call(("cudaStreamSynchronize", 131), 60, 250, 3);
+    let window = t.window(tmp.path());
+    let (causes, length) = summary(&window);
+    assert_eq!(length, 240, "{causes:?}");
+    let last = path(&window).into_iter().last().unwrap();
+    assert_eq!((last.name.as_str(), last.dur_us), ("aten::sync", 10));
+    // as HTA: no wait, so the path ends with the kernel and the sync's 10 µs are off it
+    let rows = report_with(&window, "critical_path_summary", &["infer_syncs=0"]);
+    assert_eq!(rows[0][7].parse::<i64>().unwrap() / 1000, 230);
+}
+
+#[test]
 fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
     let tmp = tempfile::tempdir().unwrap();
     let mut t = Trace::default();
@@ -181,6 +210,51 @@ fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
     );
     // the path: aten::mm to its launch, the launch delay, the GEMM, the sync's end
     assert_eq!(summary(&window).1, 10 + 20 + 500 + 10);
+}
+
+#[test]
+fn a_what_if_shortens_the_matched_ops_and_the_path_moves_to_the_hidden_kernel() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    t.launch(("aten::mm", 10, 30), ("long_gemm", 7, 40, 500), 1);
+    t.launch(("aten::add", 50, 30), ("short_add", 8, 80, 100), 2);
+    t.device_sync(100, 560, 3);
+    let window = t.window(tmp.path());
+    let speedup = "speedup=long%=0.1";
+    // step_ns, path_ns, measured_path_ns, whatif_step_ns of the summary's first row (µs)
+    let lengths = |params: &[&str]| -> Vec<i64> {
+        let rows = report_with(&window, "critical_path_summary", params);
+        [2, 7, 8, 9]
+            .map(|i| rows[0][i].parse::<i64>().unwrap() / 1000)
+            .to_vec()
+    };
+    // as measured: mm to its launch, the launch delay, the GEMM, the sync's end
+    assert_eq!(lengths(&[]), vec![1000, 540, 540, 1000]);
+    // the GEMM at a tenth (50 µs) ends before short_add, which now bounds the step: mm, its
+    // launch call, to add, add's launch delay, short_add, the sync's end
+    let shortened = 10 + 10 + 10 + 10 + 20 + 100 + 10;
+    assert_eq!(
+        lengths(&[speedup]),
+        vec![1000, shortened, 540, 1000 - (540 - shortened)]
+    );
+    let segments: Vec<Vec<String>> = report_with(&window, "critical_path", &[speedup]);
+    // dur_ns, measured_dur_ns of an op's own time
+    let named = |name: &str| {
+        segments
+            .iter()
+            .find(|r| r[3] == "operator" && r[5] == name)
+            .map(|r| (r[12].clone(), r[13].clone()))
+    };
+    assert_eq!(named("short_add"), Some(("100000".into(), "100000".into())));
+    assert_eq!(named("long_gemm"), None);
+    // a cause is a pattern too; a factor of 1 changes nothing
+    assert_eq!(
+        lengths(&["speedup=gpu_compute=1"]),
+        vec![1000, 540, 540, 1000]
+    );
+    let no_launch = lengths(&["speedup=launch_overhead=0"]);
+    assert_eq!(no_launch[1], 540 - 20);
 }
 
 #[test]
@@ -281,4 +355,36 @@ fn an_archive_has_one_path_per_window_and_step_each_as_alone() {
         assert_eq!(row[0], ["1", "2"][i / alone.len()]);
         assert_eq!(row[1..], alone[i % alone.len()][..]);
     }
+}
+
+#[test]
+fn htas_event_sync_trace_waits_for_the_spin_kernel_through_its_event() {
+    // HTA's own critical-path test trace (tests/fixtures/kineto/hta_critical_path/, see
+    // data/README.md): the host records an event after a long spin kernel and synchronizes on
+    // it, so the step's path must reach the kernel and come back to the CPU by the event wait
+    let tmp = tempfile::tempdir().unwrap();
+    let window = tmp.path().join("window");
+    let trace = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/kineto/hta_critical_path/cuda_event_sync__event_sync_trace.json.gz");
+    succeeded(
+        Command::new(env!("CARGO_BIN_EXE_tracesql"))
+            .args(["import", "kineto"])
+            .arg(&trace)
+            .arg("--output")
+            .arg(&window),
+    );
+    let segments = path(&window);
+    let kernel = segments
+        .iter()
+        .position(|s| s.kind == "operator" && s.name.contains("spin_kernel"))
+        .unwrap_or_else(|| panic!("{segments:?}"));
+    assert_eq!(segments[kernel - 1].kind, "launch");
+    assert_eq!(segments[kernel + 1].kind, "sync");
+    assert!(
+        segments[kernel + 1..]
+            .iter()
+            .all(|s| s.bound_by.is_empty() || s.bound_by == "cpu"),
+        "{segments:?}"
+    );
+    summary(&window);
 }

@@ -3,18 +3,20 @@
 //! device, stream), each bin a bar as high as its busy %. `kernels` (kernel_summary): the top
 //! kernels' total time as horizontal bars, summed over partitions. `launches` (launch_stats):
 //! a histogram of launch delays in log-spaced bins. `breakdown` (temporal_breakdown): idle /
-//! compute / non-compute as one stacked bar per partition. `diff` (the pages of `tracesql
+//! compute / non-compute as one stacked bar per partition. `critical_path`
+//! (critical_path_summary): the path's causes as one stacked bar per step. `diff` (the pages of `tracesql
 //! diff`): the step-time waterfall, the steps of both runs, the top changes. This module
 //! holds what they share: the outcome, the layout and the x axis.
 
 mod breakdown;
+mod critical_path;
 mod diff;
 mod kernels;
 mod launches;
 mod timeline;
 
 use crate::report::columns::Missing;
-use crate::report::svg::{tick_label, ticks, Anchor, Svg};
+use crate::report::svg::{duration, tick_label, ticks, Anchor, Svg};
 use crate::report::ReportOutput;
 
 /// A drawn plot and the sentence that says how to read it.
@@ -36,6 +38,7 @@ pub const PLOTTED: &[(&str, &str)] = &[
     ("kernel_summary", "top kernels by total time"),
     ("launch_stats", "launch-delay histogram"),
     ("temporal_breakdown", "temporal breakdown per partition"),
+    ("critical_path_summary", "critical path shares per step"),
 ];
 
 /// The plot of `out`, or None for a report that has no plot.
@@ -45,6 +48,7 @@ pub fn plot(out: &ReportOutput) -> Option<Outcome> {
         "kernel_summary" => kernels::kernel_summary,
         "launch_stats" => launches::launch_stats,
         "temporal_breakdown" => breakdown::temporal_breakdown,
+        "critical_path_summary" => critical_path::critical_path_summary,
         "diff_summary" => diff::waterfall,
         "diff_step" => diff::steps,
         "diff_by_op" | "diff_by_kernel" | "diff_by_annotation" => diff::changes,
@@ -105,6 +109,76 @@ pub(super) fn x_axis(
         "axis-title",
         title,
     );
+}
+
+/// One segment of a share bar: its legend name, class (`mark …`), share (%) and time.
+pub(super) struct Segment<'a> {
+    pub name: &'a str,
+    pub class: &'a str,
+    pub pct: Option<f64>,
+    pub ns: Option<i64>,
+}
+
+/// One bar of shares, labelled on its left.
+pub(super) struct Bar<'a> {
+    pub label: String,
+    pub segments: Vec<Segment<'a>>,
+}
+
+/// Horizontal bars from 0 to 100 %, each stacking its segments in order, a legend of
+/// (name, class) above: the temporal breakdown and the critical path's causes.
+pub(super) fn share_bars(
+    plot: &str,
+    label: &str,
+    legend: &[(&str, &str)],
+    bars: &[Bar],
+    axis_title: &str,
+    caption: String,
+) -> Plot {
+    let (left, bar_h, gap) = (230.0, 24.0, 8.0);
+    let right = WIDTH - RIGHT - 120.0;
+    let bottom = TOP + bars.len() as f64 * (bar_h + gap);
+    let mut svg = Svg::new(plot, WIDTH, bottom + X_AXIS, label);
+    let mut x = left;
+    for (name, class) in legend {
+        svg.rect(x, 7.0, 12.0, 12.0, &class.replace("mark ", "swatch "), None);
+        svg.text(x + 17.0, 17.0, Anchor::Start, "legend", name);
+        x += 40.0 + 7.0 * name.chars().count() as f64;
+    }
+    let axis = Axis::new(100.0, 5);
+    x_axis(&mut svg, &axis, (left, right), (TOP, bottom), axis_title);
+    for (i, bar) in bars.iter().enumerate() {
+        let y = TOP + i as f64 * (bar_h + gap);
+        let middle = y + bar_h / 2.0 + 4.0;
+        svg.text(left - 8.0, middle, Anchor::End, "label", &bar.label);
+        let mut x = left;
+        for segment in &bar.segments {
+            let Some(p) = segment.pct.filter(|p| *p > 0.0) else {
+                continue;
+            };
+            let w = p.min(100.0) / 100.0 * (right - left);
+            let time = segment
+                .ns
+                .map_or_else(|| "NULL".into(), |v| duration(v as f64));
+            let tip = format!("{}: {} {time} ({p:.1} %)", bar.label, segment.name);
+            svg.rect(x, y, w, bar_h, segment.class, Some(&tip));
+            if w > 44.0 {
+                // grey segments take dark text
+                let text_class = if segment.class.ends_with("idle") {
+                    "inbar dark"
+                } else {
+                    "inbar"
+                };
+                let text = format!("{p:.1} %");
+                svg.text(x + w / 2.0, middle, Anchor::Middle, text_class, &text);
+            }
+            x += w;
+        }
+    }
+    Plot {
+        svg: svg.finish(),
+        caption,
+    }
 }
 
 /// "1 launch", "3 launches".
