@@ -112,7 +112,7 @@ WITH sync AS (
 -- before them ran out of memory on HTA's CUDA-graph trace).
 record_last AS (
   SELECT * FROM (
-    SELECT *, LAST_VALUE(launched IGNORE NULLS) OVER (PARTITION BY {{part}} device_id, stream_id
+    SELECT *, last_seen(launched) OVER (PARTITION BY {{part}} device_id, stream_id
       ORDER BY t, o, launched ROWS UNBOUNDED PRECEDING) AS source_correlation
     FROM (
       SELECT {{part}} device_id, stream_id, api_ts AS t, 0 AS o, correlation_id AS launched,
@@ -134,7 +134,7 @@ record_source AS (
 -- (one pass backwards over the thread's launches and waits on that stream)
 stream_wait AS (
   SELECT * FROM (
-    SELECT *, LAST_VALUE(launched IGNORE NULLS) OVER (PARTITION BY {{part}} step, stream_id, pid, tid
+    SELECT *, last_seen(launched) OVER (PARTITION BY {{part}} step, stream_id, pid, tid
       ORDER BY t DESC, o, launched DESC ROWS UNBOUNDED PRECEDING) AS target
     FROM (
       SELECT {{part}} step, stream_id, pid, tid, api_ts AS t, 1 AS o, idx AS launched,
@@ -158,9 +158,9 @@ sync_lane AS (
 stream_last AS (
   SELECT * FROM (
     SELECT *,
-      LAST_VALUE(op IGNORE NULLS) OVER lane AS source,
-      LAST_VALUE(op_end IGNORE NULLS) OVER lane AS source_end,
-      LAST_VALUE(op_name IGNORE NULLS) OVER lane AS source_name
+      last_seen(op) OVER lane AS source,
+      last_seen(op_end) OVER lane AS source_end,
+      last_seen(op_name) OVER lane AS source_name
     FROM (
       SELECT {{part}} step, device_id, stream_id, ts AS t, 1 AS o, idx AS op, end_ts AS op_end,
         name AS op_name, CAST(NULL AS BIGINT) AS call
@@ -178,9 +178,9 @@ stream_last AS (
 inferred AS (
   SELECT * FROM (
     SELECT *,
-      LAST_VALUE(op IGNORE NULLS) OVER ends AS source,
-      LAST_VALUE(op_end IGNORE NULLS) OVER ends AS source_end,
-      LAST_VALUE(op_name IGNORE NULLS) OVER ends AS source_name
+      last_seen(op) OVER ends AS source,
+      last_seen(op_end) OVER ends AS source_end,
+      last_seen(op_name) OVER ends AS source_name
     FROM (
       SELECT {{part}} step, pid, end_ts AS t, 0 AS o, idx AS op, end_ts AS op_end,
         name AS op_name, CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
@@ -212,7 +212,7 @@ WITH
 -- the op enclosing each op: the last op opened one level up
 parent AS (
   SELECT {{part}} step, child, parent_name FROM (
-    SELECT *, LAST_VALUE(opener_name IGNORE NULLS) OVER (
+    SELECT *, last_seen(opener_name) OVER (
       PARTITION BY {{part}} step, pid, tid, level ORDER BY pos, opener NULLS LAST
       ROWS UNBOUNDED PRECEDING) AS parent_name
     FROM (
@@ -371,9 +371,9 @@ WITH weighted AS (
 path AS (
   SELECT {{part}} step,
     longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
-      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END) ORDER BY edge_id)) AS edges,
+      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END))) AS edges,
     longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
-      'weight', CASE WHEN measured <= -1000 THEN 0 ELSE measured END) ORDER BY edge_id)
+      'weight', CASE WHEN measured <= -1000 THEN 0 ELSE measured END))
       FILTER (WHERE {{param speedup}} <> '')) AS measured_edges
   FROM weighted
   GROUP BY {{part}} step

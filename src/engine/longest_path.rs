@@ -4,7 +4,10 @@
 //! `edges` is one list of structs per row (as `array_agg(named_struct('src', .., 'dst', ..,
 //! 'weight', .., ...))` makes it, one list per step), with BIGINT fields `src` and `dst` (the
 //! nodes) and `weight` (ns), and any others (an edge id to join on); the result is the path's
-//! edges, first to last, in the same shape. A path may start at any node.
+//! edges, first to last, in the same shape. A path may start at any node. The edges are taken
+//! in the order of a BIGINT field `edge_id` when they have one, else as listed: sorting here
+//! spares `array_agg(.. ORDER BY ..)`, which took 3 s for 327 k edges in 517 steps (unordered:
+//! 0.02 s).
 //!
 //! Ties resolve as networkx's `dag_longest_path`, which HTA uses: a node's best predecessor is
 //! the first one (in the edges' order) of the largest distance; the path ends at the first node
@@ -118,13 +121,20 @@ fn path_of(edges: &StructArray) -> DfResult<Vec<usize>> {
             .as_primitive::<Int64Type>()
     };
     let (src, dst, weight) = (column("src"), column("dst"), column("weight"));
+    // the edges' order: by edge_id (nulls first, as listed among equals), else as listed
+    let mut order: Vec<usize> = (0..edges.len()).collect();
+    if let Some(id) = edges.column_by_name("edge_id") {
+        if let Some(id) = id.as_primitive_opt::<Int64Type>() {
+            order.sort_by_key(|&i| id.is_valid(i).then(|| id.value(i)));
+        }
+    }
     let mut node_of: HashMap<i64, usize> = HashMap::new();
     let mut number = |key: i64| {
         let next = node_of.len();
         *node_of.entry(key).or_insert(next)
     };
     let mut list = Vec::with_capacity(edges.len());
-    for i in 0..edges.len() {
+    for &i in &order {
         if src.is_null(i) || dst.is_null(i) || weight.is_null(i) {
             return Err(DataFusionError::Execution(
                 "longest_path: an edge without its src, dst or weight".into(),
@@ -136,7 +146,8 @@ fn path_of(edges: &StructArray) -> DfResult<Vec<usize>> {
             weight: weight.value(i),
         });
     }
-    longest(&list, node_of.len())
+    let path = longest(&list, node_of.len())?;
+    Ok(path.into_iter().map(|e| order[e]).collect())
 }
 
 /// The positions of the path's edges in `edges`; an error names a cycle.
@@ -221,6 +232,32 @@ mod tests {
             .collect();
         let path = longest(&edges, keys.len())?;
         Ok(path.into_iter().map(|i| i + 1).collect())
+    }
+
+    #[test]
+    fn edges_are_taken_in_edge_id_order_whatever_the_list_order() {
+        use datafusion::arrow::array::{ArrayRef, Int64Array};
+        use datafusion::arrow::datatypes::{Field, Fields};
+        // two ways of equal weight into node 3, listed against edge_id order: 1 (1→2, 0),
+        // 2 (2→3, 5), 3 (1→3, 5); the first by edge_id, 2, is node 3's best predecessor
+        let (ids, src, dst, weight) = ([3, 2, 1], [1, 2, 1], [3, 3, 2], [5, 5, 0]);
+        let column = |v: [i64; 3]| Arc::new(Int64Array::from(v.to_vec())) as ArrayRef;
+        let names = ["edge_id", "src", "dst", "weight"];
+        let fields: Fields = names
+            .iter()
+            .map(|n| Field::new(*n, DataType::Int64, true))
+            .collect();
+        let edges = StructArray::new(
+            fields,
+            vec![column(ids), column(src), column(dst), column(weight)],
+            None,
+        );
+        let path: Vec<i64> = path_of(&edges)
+            .unwrap()
+            .into_iter()
+            .map(|i| ids[i])
+            .collect();
+        assert_eq!(path, vec![1, 2]);
     }
 
     #[test]

@@ -13,9 +13,12 @@
 //! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers);
 //! - [`longest_path`]: the critical path's one step that is not a join (a pass over a graph in
 //!   dependency order);
+//! - [`last_seen`]: `LAST_VALUE(x IGNORE NULLS)` over a running frame, in one pass instead
+//!   of one look back per row (the critical path's wait sources: 8.8 s -> ms at 229 k rows);
 //! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 mod held_view;
+pub mod last_seen;
 pub mod longest_path;
 mod merge_join;
 mod row_lookup;
@@ -78,6 +81,7 @@ fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
 pub fn query_session() -> SessionContext {
     let ctx = session(base_config(), Cancel::Anywhere);
     ctx.register_udf(longest_path::udf());
+    ctx.register_udwf(last_seen::udwf());
     ctx
 }
 
