@@ -191,15 +191,20 @@ fn without_sync_records_a_sync_call_waits_for_the_op_that_ended_during_it() {
     assert_eq!(rows[0][7].parse::<i64>().unwrap() / 1000, 230);
 }
 
-#[test]
-fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
-    let tmp = tempfile::tempdir().unwrap();
+/// A 500 µs GEMM on stream 7 and a 100 µs add on stream 8 under it, then a device sync.
+fn hidden_kernel(dir: &std::path::Path) -> std::path::PathBuf {
     let mut t = Trace::default();
     t.step(0, 1000);
     t.launch(("aten::mm", 10, 30), ("long_gemm", 7, 40, 500), 1);
     t.launch(("aten::add", 50, 30), ("short_add", 8, 80, 100), 2);
     t.device_sync(100, 560, 3);
-    let window = t.window(tmp.path());
+    t.window(dir)
+}
+
+#[test]
+fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let window = hidden_kernel(tmp.path());
     let segments = path(&window);
     assert!(segments
         .iter()
@@ -215,12 +220,7 @@ fn a_kernel_under_another_streams_longer_kernel_is_not_on_the_path() {
 #[test]
 fn a_what_if_shortens_the_matched_ops_and_the_path_moves_to_the_hidden_kernel() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut t = Trace::default();
-    t.step(0, 1000);
-    t.launch(("aten::mm", 10, 30), ("long_gemm", 7, 40, 500), 1);
-    t.launch(("aten::add", 50, 30), ("short_add", 8, 80, 100), 2);
-    t.device_sync(100, 560, 3);
-    let window = t.window(tmp.path());
+    let window = hidden_kernel(tmp.path());
     let speedup = "speedup=long%=0.1";
     // step_ns, path_ns, measured_path_ns, whatif_step_ns of the summary's first row (µs)
     let lengths = |params: &[&str]| -> Vec<i64> {
