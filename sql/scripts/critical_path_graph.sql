@@ -57,7 +57,7 @@ SELECT {{part e}} s.step, e.idx, e.cat, e.name, e.pid, e.tid, e.ts, e.end_ts, e.
   e.name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
     'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS is_blocking
 FROM (
-  SELECT {{part e}} e.*, e.ts / w.width AS bucket
+  SELECT e.*, e.ts / w.width AS bucket
   FROM _cp_cpu_event e
   JOIN _cp_bucket_width w ON true {{same_window w e}}) e
 JOIN _cp_step_bucket s ON s.bucket = e.bucket AND e.ts >= s.step_ts AND e.ts <= s.step_end
@@ -98,7 +98,7 @@ WITH gpu AS (
     g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id, g.api_name,
     g.api_ts, g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid
   FROM (
-    SELECT {{part g}} g.*, g.api_ts / w.width AS bucket
+    SELECT g.*, g.api_ts / w.width AS bucket
     FROM _cp_gpu_op g
     JOIN _cp_bucket_width w ON true {{same_window w g}}) g
   JOIN _cp_step_bucket s ON s.bucket = g.bucket AND g.api_ts >= s.step_ts

@@ -21,11 +21,16 @@ use tracesql::export::{
 ///   tracesql export --window runs/window_id=000042 --output trace.pftrace
 ///   tracesql export --window W --output nccl.json.gz --where "name like '%nccl%'"
 ///   tracesql export --window W --output s7.pftrace --sql keep_stream_7.sql
+///   tracesql export --window W --output path.json.gz --critical-path
 ///
 /// --where keeps the GPU ops and API calls for which the predicate holds (and the calls that
 /// launched a kept op); --sql runs a script that may redefine tables first, e.g.
 ///   CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;
 /// See docs/export-filter.md.
+///
+/// --critical-path draws each ProfilerStep's critical path over the trace (as the
+/// critical_path report finds it, on the whole window): a "Critical path" track of its
+/// segments and arrows through the ops it runs along. See docs/reports.md.
 ///
 /// An archive (e.g. rank=R/window_id=N/ folders) is exported as one merged trace: every
 /// window's processes and GPU lanes named after its partition (`rank 3 · python`), their ids
@@ -71,6 +76,16 @@ pub struct ExportArgs {
     /// `CREATE OR REPLACE VIEW kernel AS SELECT * FROM kernel WHERE stream_id = 7;`
     #[arg(long = "sql", value_name = "FILE")]
     script: Option<PathBuf>,
+    /// Draw each step's critical path (the critical_path report): a "Critical path" track
+    /// with the path's segments, flagged `critical` with their cause, and arrows where the
+    /// path moves between threads and streams
+    #[arg(long)]
+    critical_path: bool,
+    /// A parameter of the critical path (repeatable; see `tracesql report --list`), e.g.
+    /// --param 'annotation=Step %' or --param 'speedup=%gemm%=0.5'
+    #[arg(long = "param", value_name = "KEY=VALUE", value_parser = super::report::parse_param,
+        requires = "critical_path")]
+    params: Vec<(String, String)>,
     /// Merged exports: how the windows' clocks are aligned. wall: as recorded; collectives:
     /// each window shifted by the median offset that makes its NCCL kernels (matched per
     /// process group, else per name, in order) end when the first window's do; FILE: offsets
@@ -152,6 +167,7 @@ async fn export(
     let filter = RowFilter {
         predicate: args.predicate.clone(),
         script: args.script.clone(),
+        critical_path: args.critical_path.then(|| args.params.clone()),
     };
     // one window's .pftrace settings (a merged .pftrace exports each window with them)
     let single = PftraceConfig {

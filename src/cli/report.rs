@@ -53,7 +53,7 @@ pub struct ReportArgs {
     cluster: Option<tracesql::cluster::Endpoint>,
 }
 
-fn parse_param(text: &str) -> Result<(String, String), String> {
+pub(super) fn parse_param(text: &str) -> Result<(String, String), String> {
     text.split_once('=')
         .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
         .ok_or_else(|| format!("expected KEY=VALUE, got {text:?}"))

@@ -319,6 +319,7 @@ pub async fn write_timeline(
             filter: RowFilter {
                 predicate: Some(format!("end_ns > {start} AND start_ns < {end}")),
                 script,
+                critical_path: None,
             },
         });
     }

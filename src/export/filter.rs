@@ -24,13 +24,17 @@ use crate::error::Error;
 use crate::window::Window;
 use crate::Result;
 
-/// What to keep of a window; the default keeps everything.
+/// What to keep of a window, and what to draw on it; the default keeps everything and
+/// draws nothing more.
 #[derive(Clone, Debug, Default)]
 pub struct RowFilter {
     /// SQL predicate over the rows of GPU ops and API calls (see [`PREDICATE_COLUMNS`]).
     pub predicate: Option<String>,
     /// A SQL script (its path, for errors) run against the catalog before export.
     pub script: Option<PathBuf>,
+    /// `--critical-path`: draw each step's critical path, found by the `critical_path`
+    /// report with these parameters (NAME, VALUE) over the whole window.
+    pub critical_path: Option<Vec<(String, String)>>,
 }
 
 impl RowFilter {

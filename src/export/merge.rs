@@ -364,6 +364,7 @@ pub(super) async fn select_windows<'w>(
     let narrowed = RowFilter {
         predicate: (!on_ops.is_empty()).then(|| on_ops.join(" AND ")),
         script: filter.script.clone(),
+        critical_path: filter.critical_path.clone(),
     };
     if on_windows.is_empty() {
         return Ok((all, narrowed));
@@ -472,7 +473,7 @@ mod tests {
         let keys = vec!["rank".to_string(), "window_id".to_string()];
         let filter = RowFilter {
             predicate: Some("rank in (1, 3) AND name like '%nccl%'".into()),
-            script: None,
+            ..Default::default()
         };
         let (kept, narrowed) = select_windows(&keys, &windows, &filter).await.unwrap();
         let ranks: Vec<&str> = kept.iter().map(|w| w.partitions[0].1.as_str()).collect();

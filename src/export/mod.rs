@@ -6,6 +6,7 @@
 //! written atomically, gzipped when the output name ends in `.gz`.
 
 mod align;
+mod critical_path;
 mod filter;
 mod manifest;
 mod merge;

@@ -57,6 +57,8 @@ impl ExportSession {
         };
         let ctx = crate::engine::export_session(tuning);
         filter::register_catalog(&ctx, window, cpu_events, filter).await?;
+        let path = filter.critical_path.as_deref();
+        super::critical_path::register(&ctx, window, path).await?;
         let session = register_plans(ctx, base).await?;
         filter::pair_launch_flows(&session.ctx, filter).await?;
         Ok(session)
@@ -97,6 +99,7 @@ pub async fn plan_session(window: &Window) -> Result<SessionContext> {
     crate::catalog::register_window(&ctx, window).await?;
     crate::catalog::file_order::number_window_tables(&ctx).await?;
     crate::sql::register_views_in_file_order(&ctx, &window.partition_keys).await?;
+    super::critical_path::register(&ctx, window, None).await?;
     let base = TraceBase {
         base_ns: 0,
         cpu_base_ns: 0,

@@ -368,7 +368,7 @@ impl Shell {
         use crate::export::{export_chrome, export_pftrace, ExportConfig, PftraceConfig};
         let filter = crate::export::RowFilter {
             predicate,
-            script: None,
+            ..Default::default()
         };
         let window = self.window.root.clone();
         let pftrace = output.to_string_lossy().contains(".pftrace");

@@ -388,3 +388,123 @@ fn htas_event_sync_trace_waits_for_the_spin_kernel_through_its_event() {
     );
     summary(&window);
 }
+
+/// `export --critical-path` over the serial chain: its path as a track of its own, in
+/// Chrome JSON and in .pftrace, and Chrome arrows where the path changes track.
+#[test]
+fn the_export_draws_the_path_on_its_track_with_arrows_between_tracks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
+    t.device_sync(60, 250, 2);
+    let window = t.window(tmp.path());
+    let rows = report(&window, "critical_path");
+    let export = |name: &str, marked: bool| {
+        let output = tmp.path().join(name);
+        let mut command = Command::new(env!("CARGO_BIN_EXE_tracesql"));
+        command
+            .arg("export")
+            .arg("-w")
+            .arg(&window)
+            .arg("-o")
+            .arg(&output);
+        if marked {
+            command.arg("--critical-path");
+        }
+        succeeded(&mut command);
+        output
+    };
+    let events = |path: &std::path::Path| -> Vec<Value> {
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        doc["traceEvents"].as_array().unwrap().clone()
+    };
+    let plain = events(&export("plain.json", false));
+    assert!(!plain.iter().any(|e| e["cat"] == "critical_path"));
+
+    let marked = events(&export("marked.json", true));
+    // the track: the report's segments in order, each flagged, adding up to the path
+    let segments: Vec<&Value> = (marked.iter())
+        .filter(|e| e["ph"] == "X" && e["pid"] == "Critical path")
+        .collect();
+    let names: Vec<&str> = segments
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = (rows.iter())
+        .map(|r| if r[5].is_empty() { &r[3] } else { &r[5] }.as_str())
+        .collect();
+    assert_eq!(names, want);
+    assert!(segments.iter().all(|e| e["args"]["critical"] == 1
+        && e["tid"] == "ProfilerStep#1"
+        && e["cat"] == "critical_path"));
+    let total: i64 = segments
+        .iter()
+        .map(|e| e["args"]["dur_ns"].as_i64().unwrap())
+        .sum();
+    assert_eq!(total / 1000, 240);
+    // the arrows: the launch from the CPU thread to stream 7, the sync back from it
+    let flow = |ph: &str| -> Vec<(i64, (Value, Value), f64)> {
+        (marked.iter())
+            .filter(|e| e["cat"] == "critical_path" && e["ph"] == ph)
+            .map(|e| {
+                (
+                    e["id"].as_i64().unwrap(),
+                    (e["pid"].clone(), e["tid"].clone()),
+                    e["ts"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let (starts, ends) = (flow("s"), flow("f"));
+    let hops: Vec<((Value, Value), (Value, Value))> = (starts.iter())
+        .map(|(id, from, _)| {
+            let to = ends
+                .iter()
+                .find(|(i, _, _)| i == id)
+                .expect("each arrow has its end");
+            (from.clone(), to.1.clone())
+        })
+        .collect();
+    let (cpu, gpu) = ((json!(PID), json!(PID)), (json!(0), json!(7)));
+    assert_eq!(hops, vec![(cpu.clone(), gpu.clone()), (gpu, cpu)]);
+    // the launch's arrow lands at the kernel's start
+    let kernel = marked
+        .iter()
+        .find(|e| e["name"] == "mul_kernel" && e["ph"] == "X")
+        .unwrap();
+    assert_eq!(ends[0].2, kernel["ts"].as_f64().unwrap());
+
+    // .pftrace: the same segments on the path's track, flagged by a debug annotation
+    let pftrace = export("marked.pftrace", true);
+    let packets = crate::perfetto::decode(&crate::perfetto::gunzip(&pftrace));
+    assert_eq!(crate::perfetto::structure(&packets), Vec::<String>::new());
+    let named = |uuid: u64| {
+        packets
+            .iter()
+            .filter_map(|p| p.track_descriptor.as_ref())
+            .any(|d| {
+                d.uuid == Some(uuid)
+                    && d.thread.as_ref().and_then(|t| t.thread_name.as_deref())
+                        == Some("ProfilerStep#1")
+            })
+    };
+    let event_names: std::collections::HashMap<u64, String> = (packets.iter())
+        .filter_map(|p| p.interned_data.as_ref())
+        .flat_map(|i| i.event_names.iter())
+        .map(|n| (n.iid.unwrap(), n.name.clone().unwrap()))
+        .collect();
+    let begins: Vec<&tracesql::sink::perfetto::proto::TrackEvent> = (packets.iter())
+        .filter_map(|p| p.track_event.as_ref())
+        .filter(|e| e.r#type == Some(1) && named(e.track_uuid.unwrap()))
+        .collect();
+    let names: Vec<&str> = begins
+        .iter()
+        .map(|e| event_names[&e.name_iid.unwrap()].as_str())
+        .collect();
+    assert_eq!(names, want);
+    assert!(begins.iter().all(|e| e
+        .debug_annotations
+        .iter()
+        .any(|a| { a.name.as_deref() == Some("critical") && a.int_value == Some(1) })));
+}

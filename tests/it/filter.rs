@@ -57,7 +57,7 @@ async fn pftrace(window: &Path, output: PathBuf, filter: RowFilter) -> Vec<u8> {
 fn predicate(text: &str) -> RowFilter {
     RowFilter {
         predicate: Some(text.into()),
-        script: None,
+        ..Default::default()
     }
 }
 
@@ -227,8 +227,8 @@ async fn a_script_can_keep_one_stream() {
     )
     .unwrap();
     let filter = RowFilter {
-        predicate: None,
         script: Some(script),
+        ..Default::default()
     };
     let full = chrome(&window, dir.path().join("a.json"), RowFilter::default()).await;
     let one = chrome(&window, dir.path().join("b.json"), filter).await;
@@ -312,8 +312,8 @@ async fn a_script_that_reorders_gpu_ops_changes_neither_export() {
     )
     .unwrap();
     let shuffled = || RowFilter {
-        predicate: None,
         script: Some(script.clone()),
+        ..Default::default()
     };
     let full = chrome(&window, dir.path().join("a.json"), RowFilter::default()).await;
     let reordered = chrome(&window, dir.path().join("b.json"), shuffled()).await;

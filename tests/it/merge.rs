@@ -443,7 +443,7 @@ async fn where_over_partition_columns_picks_the_windows_to_merge() {
         output: merged.clone(),
         filter: tracesql::export::RowFilter {
             predicate: Some("rank in (0, 2) and kind = 'kernel'".into()),
-            script: None,
+            ..Default::default()
         },
         ..Default::default()
     })
