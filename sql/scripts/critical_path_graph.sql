@@ -65,7 +65,8 @@ JOIN _cp_step_bucket s ON s.bucket = e.bucket AND e.ts >= s.step_ts AND e.ts <= 
 
 -- _cp_stack: each event's start and end in call-stack order on its thread (HTA's
 -- compare_events: at one time ends before starts, the longer of two starts first, the shorter
--- of two ends first), with the node before it and the ops open after it (`depth`)
+-- of two ends first), with the node before it, the ops open after it (`depth`) and, at a
+-- start, the name of the op it opens inside (`parent_name`: the last op opened one level up)
 CREATE OR REPLACE TABLE _cp_stack AS
 WITH marker AS (
   SELECT {{part}} step, idx, name, pid, tid, is_lock, is_blocking, true AS is_start, ts AS t,
@@ -82,7 +83,8 @@ SELECT *,
   LAG(is_start) OVER w AS prev_is_start,
   LAG(t) OVER w AS prev_t,
   LAG(is_lock) OVER w AS prev_is_lock,
-  LAG(name) OVER w AS prev_name
+  LAG(name) OVER w AS prev_name,
+  enclosing(is_start, name) OVER w AS parent_name
 FROM marker
 WINDOW w AS (PARTITION BY {{part}} step, pid, tid ORDER BY t, is_start, o2, o3
   ROWS UNBOUNDED PRECEDING);
@@ -256,20 +258,6 @@ WHERE sync_type = 1;
 -- every run numbers them alike)
 CREATE OR REPLACE TABLE _cp_edge AS
 WITH
--- the op enclosing each op: the last op opened one level up
-parent AS (
-  SELECT {{part}} step, child, parent_name FROM (
-    SELECT *, last_seen(opener_name) OVER (
-      PARTITION BY {{part}} step, pid, tid, level ORDER BY pos, opener NULLS LAST
-      ROWS UNBOUNDED PRECEDING) AS parent_name
-    FROM (
-      SELECT {{part}} step, pid, tid, pos, depth AS level, idx AS opener, name AS opener_name,
-        CAST(NULL AS BIGINT) AS child
-      FROM _cp_stack WHERE is_start
-      UNION ALL
-      SELECT {{part}} step, pid, tid, pos, depth - 1, NULL, NULL, idx FROM _cp_stack WHERE is_start))
-  WHERE child IS NOT NULL
-),
 -- consecutive nodes of a thread's call stack; two runtime-lock calls meet only end to start
 -- (the lock edges join the rest)
 stack_edge AS (
@@ -286,10 +274,9 @@ stack_edge AS (
     CASE WHEN k.is_start AND k.depth = 1 THEN NULL
          WHEN k.prev_is_start THEN k.prev_name
          WHEN NOT k.is_start THEN k.name
-         ELSE p.parent_name END AS name,
+         ELSE k.parent_name END AS name,
     CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id
   FROM _cp_stack k
-  LEFT JOIN parent p ON p.step = k.step AND p.child = k.idx AND k.is_start {{same_window p k}}
   WHERE k.prev_idx IS NOT NULL
     AND NOT (k.is_lock AND k.prev_is_lock AND (k.prev_is_start OR NOT k.is_start))
 ),
