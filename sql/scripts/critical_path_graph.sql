@@ -105,7 +105,8 @@ WITH gpu AS (
     JOIN _cp_bucket_width w ON true {{same_window w g}}) g
   JOIN _cp_step_bucket s ON s.bucket = g.bucket AND g.api_ts >= s.step_ts
     AND g.api_ts <= s.step_end AND g.api_end_ts > g.api_ts {{same_window s g}}
-  JOIN _cp_cpu c ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}}
+  JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
+    ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}}
 ),
 -- the first op of a CUDA-graph replay on its lane (beyond HTA, which keeps one op per
 -- replay and no launch edge: this one waits for its cudaGraphLaunch). Grouped: as a window
@@ -259,9 +260,10 @@ WHERE sync_type = 1;
 CREATE OR REPLACE TABLE _cp_edge AS
 WITH
 -- consecutive nodes of a thread's call stack; two runtime-lock calls meet only end to start
--- (the lock edges join the rest)
+-- (the lock edges join the rest). Every `seq` is a BIGINT: ROW_NUMBER's unsigned numbers
+-- mixed with signed ones made the union's `seq` a DECIMAL.
 stack_edge AS (
-  SELECT {{part k}} k.step, 2 AS pass, k.pos AS seq, k.pid, k.tid,
+  SELECT {{part k}} k.step, 2 AS pass, CAST(k.pos AS BIGINT) AS seq, k.pid, k.tid,
     k.prev_idx * 2 + CASE WHEN k.prev_is_start THEN 0 ELSE 1 END AS src,
     k.idx * 2 + CASE WHEN k.is_start THEN 0 ELSE 1 END AS dst,
     k.prev_t AS ts, k.t AS end_ts,
@@ -288,7 +290,7 @@ lock_marker AS (
     LAG(idx) OVER lw AS prev_idx,
     LAG(is_start) OVER lw AS prev_is_start,
     LAG(t) OVER lw AS prev_t,
-    ROW_NUMBER() OVER lw AS seq
+    CAST(ROW_NUMBER() OVER lw AS BIGINT) AS seq
   FROM _cp_stack
   WHERE is_lock
   WINDOW lw AS (PARTITION BY {{part}} step ORDER BY t, idx, is_start DESC ROWS UNBOUNDED PRECEDING)
