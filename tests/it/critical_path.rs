@@ -146,15 +146,20 @@ fn timed(segments: &[Segment]) -> Vec<(&str, &str, i64)> {
         .collect()
 }
 
+/// aten::mul launches at 20 µs, the kernel runs 40..240 on stream 7, the device sync ends at
+/// 250.
+fn serial_chain(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut t = Trace::default();
+    t.step(0, 1000);
+    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
+    t.device_sync(60, 250, 2);
+    t.window(dir)
+}
+
 #[test]
 fn a_serial_chain_runs_through_the_launch_the_kernel_and_the_sync() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut t = Trace::default();
-    t.step(0, 1000);
-    // aten::mul launches at 20 µs, the kernel runs 40..240, the device sync ends at 250
-    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
-    t.device_sync(60, 250, 2);
-    let window = t.window(tmp.path());
+    let window = serial_chain(tmp.path());
     assert_eq!(
         timed(&path(&window)),
         vec![
@@ -339,11 +344,7 @@ fn a_graph_replay_waits_for_its_launch_and_its_kernels_are_on_the_path() {
 #[test]
 fn an_archive_has_one_path_per_window_and_step_each_as_alone() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut t = Trace::default();
-    t.step(0, 1000);
-    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
-    t.device_sync(60, 250, 2);
-    let window = t.window(tmp.path());
+    let window = serial_chain(tmp.path());
     let archive = tmp.path().join("archive");
     for id in ["window_id=000001", "window_id=000002"] {
         crate::support::copy_dir(&window, &archive.join(id));
@@ -394,11 +395,7 @@ fn htas_event_sync_trace_waits_for_the_spin_kernel_through_its_event() {
 #[test]
 fn the_export_draws_the_path_on_its_track_with_arrows_between_tracks() {
     let tmp = tempfile::tempdir().unwrap();
-    let mut t = Trace::default();
-    t.step(0, 1000);
-    t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
-    t.device_sync(60, 250, 2);
-    let window = t.window(tmp.path());
+    let window = serial_chain(tmp.path());
     let rows = report(&window, "critical_path");
     let export = |name: &str, marked: bool| {
         let output = tmp.path().join(name);
