@@ -17,6 +17,7 @@
 
 mod columns;
 mod cpu;
+mod critical;
 mod render;
 mod slices;
 mod tracks;
@@ -168,7 +169,7 @@ pub(crate) async fn write_window(
     let (sync, stream_tracks) = slices::sync_slices(&sync, &mut tracks, &mut names, &mut interned)?;
     groups.extend(sync);
     slices::nest_track_slices(&mut groups, &stream_tracks);
-    let path = slices::critical_path_slices(ctx, &mut tracks, &mut names, &mut interned).await?;
+    let path = critical::critical_path_slices(ctx, &mut tracks, &mut names, &mut interned).await?;
     profile.mark("overhead and sync slices");
 
     let gfx_pid = match &tracks.first_pid {
@@ -202,7 +203,7 @@ pub(crate) async fn write_window(
     }
     drop(groups);
     if let Some(path) = &path {
-        slices::write_in_turn(w, path, &interned, remap).map_err(io)?;
+        critical::write_in_turn(w, path, &interned, remap).map_err(io)?;
     }
     profile.mark("write slices");
     render::write_render(ctx, &render, &extras, w, remap).await?;

@@ -1,9 +1,8 @@
 //! The track-event slices of a .pftrace, group by group: runtime and driver calls, overhead,
-//! syncs (the CPU trace's are `cpu.rs`'s), the GPU-track nesting repair, and the critical
-//! path when asked for.
+//! syncs (the CPU trace's are `cpu.rs`'s; the critical path's, `critical.rs`'s), and the
+//! GPU-track nesting repair.
 //!
-//! In: the `pftrace_api`, `pftrace_overhead` and `pftrace_sync` plans, and the
-//! `critical_path_segment` table. Out: [`SliceRow`]s, names and categories interned as they
+//! In: the `pftrace_api`, `pftrace_overhead` and `pftrace_sync` plans. Out: [`SliceRow`]s, names and categories interned as they
 //! are made (a 10 M-event window has millions of slices: each holds numbers, never its own
 //! strings).
 
@@ -50,11 +49,11 @@ pub(super) enum Annotations {
 /// A critical-path segment's annotations: its step, its place on the path, the time it
 /// adds to the path (ns), what it is and its cause.
 pub(super) struct CriticalNotes {
-    step: i64,
-    position: i64,
-    dur_ns: i64,
-    kind: String,
-    bound_by: Option<String>,
+    pub step: i64,
+    pub position: i64,
+    pub dur_ns: i64,
+    pub kind: String,
+    pub bound_by: Option<String>,
 }
 
 /// A sync's annotations; `wait`: the awaited event's id and its record call's correlation id.
@@ -283,67 +282,6 @@ pub(super) async fn overhead_slices<'a>(
     Ok(Some(rows))
 }
 
-/// The critical path's segments (`export --critical-path`), on a "Critical path" process
-/// with a thread per step, in path order (category critical_path), one after another
-/// (written by [`write_in_turn`]); None when there are none. The reference's .pftrace draws
-/// GPU ops as render stages, which flows cannot join, so here the path is this track alone
-/// (the Chrome export also draws its arrows).
-pub(super) async fn critical_path_slices<'a>(
-    ctx: &SessionContext,
-    tracks: &mut Tracks,
-    names: &mut Names,
-    interned: &mut Interned,
-) -> Result<Option<Vec<SliceRow<'a>>>> {
-    let segments = collect(
-        ctx,
-        "SELECT * FROM critical_path_segment ORDER BY step, position",
-    )
-    .await?;
-    if !segments.iter().any(|b| b.num_rows() > 0) {
-        return Ok(None);
-    }
-    let process = Id::Text("Critical path".into());
-    let category_iid = names.category("critical_path", &mut interned.categories);
-    let mut rows = Vec::new();
-    for batch in &segments {
-        let (steps, step_names) = (ints(batch, "step")?, texts(batch, "step_name")?);
-        let (positions, durs) = (ints(batch, "position")?, ints(batch, "dur_ns")?);
-        let (kinds, causes, ops) = (
-            texts(batch, "type")?,
-            texts(batch, "bound_by")?,
-            texts(batch, "name")?,
-        );
-        let (start, end) = (ints(batch, "draw_ts")?, ints(batch, "draw_end")?);
-        for i in 0..batch.num_rows() {
-            let step_name = text(&step_names, i).unwrap_or_default();
-            let uuid = tracks.thread(
-                &process,
-                &Id::Text(step_name.to_string()),
-                "Critical path",
-                step_name,
-            );
-            let kind = text(&kinds, i).unwrap_or_default();
-            rows.push(SliceRow {
-                ts: int(&start, i),
-                end: int(&end, i),
-                uuid,
-                name_iid: names.event(text(&ops, i).unwrap_or(kind), &mut interned.event_names),
-                category_iid,
-                annotations: Annotations::Critical(Box::new(CriticalNotes {
-                    step: int(&steps, i),
-                    position: int(&positions, i),
-                    dur_ns: int(&durs, i),
-                    kind: kind.to_string(),
-                    bound_by: text(&causes, i).map(str::to_string),
-                })),
-                json: None,
-                gpu_correlation: Vec::new(),
-            });
-        }
-    }
-    Ok(Some(rows))
-}
-
 /// The sync rows (`pftrace_sync`), read before the other groups are made (they are few,
 /// and reading them early lets the rows they are computed from go).
 pub(super) async fn sync_rows(ctx: &SessionContext) -> Result<Vec<RecordBatch>> {
@@ -422,22 +360,6 @@ pub(super) fn write_group(
     write_ends(w, group, remap)
 }
 
-/// The packets of `group`, slices one after another (each BEGIN then its END): for slices
-/// that follow each other on a track, where one ends when the next begins (Perfetto keeps
-/// the packets of one time in file order, and an END closes the track's newest slice).
-pub(super) fn write_in_turn(
-    w: &mut impl Packets,
-    group: &[SliceRow],
-    interned: &Interned,
-    remap: &PacketRemap,
-) -> std::io::Result<()> {
-    for row in group.chunks(1) {
-        write_begins(w, row, interned, remap)?;
-        write_ends(w, row, remap)?;
-    }
-    Ok(())
-}
-
 /// [`write_group`] of a group given in stretches (the slices of all, in order), into
 /// buffers that hold the group's packets in their order. The stretches' BEGIN packets are
 /// encoded side by side: a CPU slice's args are JSON read again to be spread, millions of
@@ -462,7 +384,7 @@ pub(super) fn encode_group(
     Ok(buffers)
 }
 
-fn write_begins(
+pub(super) fn write_begins(
     w: &mut impl Packets,
     group: &[SliceRow],
     interned: &Interned,
@@ -503,7 +425,7 @@ fn write_begins(
     Ok(())
 }
 
-fn write_ends(
+pub(super) fn write_ends(
     w: &mut impl Packets,
     group: &[SliceRow],
     remap: &PacketRemap,
