@@ -164,6 +164,7 @@ pub static DOCTOR: &[SqlObject] = &[
     sql_object!("doctor", "cpu_trace_missing"),
     sql_object!("doctor", "cpu_trace_without_base"),
     sql_object!("doctor", "graph_op_without_launch"),
+    sql_object!("doctor", "row_order_unclaimed"),
 ];
 
 /// Every registered SQL object.

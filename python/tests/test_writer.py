@@ -182,6 +182,30 @@ class WriterTest(unittest.TestCase):
         self.assertEqual(info["base_ns"], BASE)
         self.assertEqual(info["schema_version"], "1")
 
+    def test_a_gpu_table_in_time_order_per_stream_claims_it_and_one_out_of_order_does_not(self):
+        def claim(kernels):
+            out = os.path.join(self.root, f"w{len(os.listdir(self.root))}")
+            write_window({"columns": {"kernel": kernels}}, CPU, out)
+            return pq.read_metadata(os.path.join(out, "kernel.parquet")).metadata.get(b"tracesql.row_order")
+
+        def on_device_0(**columns):
+            n = len(columns["start_ns"])
+            return kernel(n, **{"device_id": np.zeros(n, np.int64), "context_id": np.ones(n, np.int64), **columns})
+
+        ordered = b"device_id,context_id,stream_id;start_ns,end_ns"
+        # streams 7 and 3 interleave, each in (start, end) order
+        interleaved = on_device_0(stream_id=i64(7, 3, 7, 3), start_ns=i64(10, 1, 20, 2), end_ns=i64(15, 5, 30, 9))
+        self.assertEqual(claim(interleaved), ordered)
+        # stream 3 goes back in time (2 after 5): the file claims nothing
+        back = on_device_0(stream_id=i64(3, 7, 3), start_ns=i64(5, 1, 2), end_ns=i64(6, 2, 4))
+        self.assertIsNone(claim(back))
+        # a tie on start with an earlier end is out of order too
+        tie = on_device_0(stream_id=i64(3, 3), start_ns=i64(5, 5), end_ns=i64(9, 7))
+        self.assertIsNone(claim(tie))
+        # the same stream id on two devices: two streams
+        devices = on_device_0(device_id=i64(0, 1), stream_id=i64(3, 3), start_ns=i64(5, 1), end_ns=i64(6, 2))
+        self.assertEqual(claim(devices), ordered)
+
     def test_a_cpu_trace_dict_is_gzipped_json_and_lists_work_as_columns(self):
         cols = {k: list(v) for k, v in runtime().items()}
         write_window({"columns": {"cuda_runtime": cols}}, CPU, self.out)

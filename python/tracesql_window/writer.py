@@ -13,6 +13,7 @@ import shutil
 import tempfile
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from .schema import ACTIVITY_KINDS, METRIC_KINDS, SCHEMA_VERSION, SIDE_TABLES, is_time_column
@@ -23,6 +24,9 @@ CPU_TRACE_FILE = "cpu_trace.json.gz"
 _CONTRACT = {"i64": "Int64", "u64": "UInt64", "i32": "Int32", "f64": "Float64", "str": "Utf8"}
 _ARROW = {"i64": pa.int64(), "u64": pa.uint64(), "i32": pa.int32(), "f64": pa.float64()}
 _NS_META = {b"unit": b"ns", b"clock": b"unix"}
+# The order claimed for a GPU activity table whose rows come in time order per stream
+# (src/window/row_order.rs): the engine then skips sorting them by stream and time.
+_ROW_ORDER = "device_id,context_id,stream_id;start_ns,end_ns"
 _WINDOW_DIR = re.compile(r"^window_id=(\d+)$")
 _BASE_NS = re.compile(rb'"baseTimeNanoseconds"\s*:\s*(-?\d+)')
 
@@ -285,11 +289,41 @@ def _write_parquet(path, kind, window_id, names, arrays):
         b"tracesql.kind": kind.encode(),
         b"tracesql.window_id": str(window_id).encode(),
     }
+    if _in_time_order_per_stream(names, arrays):
+        meta[b"tracesql.row_order"] = _ROW_ORDER.encode()
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=meta))
     text = [n for n, a in zip(names, arrays) if pa.types.is_string(a.type)]
     pq.write_table(
         table, path, compression="zstd", use_dictionary=text or False, row_group_size=1 << 20
     )
+
+
+def _in_time_order_per_stream(names, arrays):
+    """Whether each stream's rows come in (start_ns, end_ns) order, nulls last, as written."""
+    groups, times = (part.split(",") for part in _ROW_ORDER.split(";"))
+    columns = dict(zip(names, arrays))
+    if not all(n in columns and pa.types.is_int64(columns[n].type) for n in groups + times):
+        return False
+    n = len(columns["start_ns"])
+    table = pa.table({c: columns[c] for c in groups + times}).append_column("row", pa.array(range(n)))
+    # each stream's rows together, in the order they were written
+    table = table.sort_by([(c, "ascending") for c in groups + ["row"]]).combine_chunks()
+
+    def pairs(values):  # (each row, the row before it)
+        return values.slice(1), values.slice(0, max(n - 1, 0))
+
+    same = pa.array([True] * max(n - 1, 0), pa.bool_())
+    for c in groups:
+        now, before = pairs(table[c].fill_null(-(2**63)))
+        valid_now, valid_before = pairs(pc.is_valid(table[c]))
+        same = pc.and_(same, pc.and_(pc.equal(now, before), pc.equal(valid_now, valid_before)))
+    # a null time sorts after every value
+    (start, start_before), (end, end_before) = (pairs(table[c].fill_null(2**63 - 1)) for c in times)
+    back = pc.or_(
+        pc.less(start, start_before),
+        pc.and_(pc.equal(start, start_before), pc.less(end, end_before)),
+    )
+    return not pc.any(pc.and_(same, back)).as_py()
 
 
 def write_window(

@@ -1,6 +1,7 @@
 //! Stage `catalog`: register a checked [`Window`] in a DataFusion `SessionContext`: one table
 //! per kind and side table (absent ones as empty tables of the canonical schema),
-//! `cpu_event` and `cpu_trace` (the CPU traces), `cbid`, then the views of `sql/views/`.
+//! `cpu_event` and `cpu_trace` (the CPU traces), `cbid`, `row_order` (which files claim
+//! their rows in time order per stream), then the views of `sql/views/`.
 //!
 //! In: a [`Window`]. Out: a `SessionContext` ready for SQL.
 
@@ -8,6 +9,7 @@ mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
 pub mod file_order;
+mod row_order;
 mod trace_doc;
 
 use std::sync::Arc;
@@ -64,6 +66,7 @@ pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()
     }
     let mut sources = Vec::new();
     let mut traces = Vec::with_capacity(window.windows.len());
+    let mut values_of_windows = Vec::with_capacity(window.windows.len());
     for w in &window.windows {
         let partition_values = w
             .partitions
@@ -71,6 +74,7 @@ pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()
             .zip(&partition_fields)
             .map(|((_, value), field)| partition_value(value, field.data_type()))
             .collect::<Result<Vec<_>>>()?;
+        values_of_windows.push(partition_values.clone());
         let source = w.cpu_trace.clone().map(|path| {
             sources.push(CpuTraceSource {
                 path,
@@ -91,7 +95,9 @@ pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()
         Arc::new(CpuTraceTable::new(events, traces, &partition_fields)),
     )?;
     ctx.register_table("cbid", Arc::new(cbid::cbid_table()?))?;
-    Ok(())
+    let order = row_order::row_order_table(window, &partition_fields, &values_of_windows)?;
+    ctx.register_table("row_order", Arc::new(order))?;
+    row_order::tell_the_engine(ctx, window)
 }
 
 /// An archive table: a listing table `_raw_<name>` over every window's `<name>.parquet`

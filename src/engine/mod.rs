@@ -17,6 +17,8 @@
 //!   of one look back per row (the critical path's wait sources: 8.8 s -> ms at 229 k rows);
 //! - [`enclosing`]: the op each op of a call stack opens inside, in one pass over the
 //!   stack's markers (the critical path's edges: 1.7 s of a second window at 1 M events);
+//! - [`stream_order`]: a sort by stream and time over a table written in that order per
+//!   stream, done by one pass that deals rows out to their streams;
 //! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 pub mod enclosing;
@@ -25,6 +27,7 @@ pub mod last_seen;
 pub mod longest_path;
 mod merge_join;
 mod row_lookup;
+pub mod stream_order;
 pub mod text_group;
 mod yield_points;
 
@@ -42,6 +45,8 @@ pub use yield_points::YieldPoints;
 fn base_config() -> SessionConfig {
     SessionConfig::new()
         .with_information_schema(true)
+        // where the catalog tells the planner which files claim their row order
+        .with_option_extension(stream_order::OrderClaims::default())
         // Partition columns are compared as written in folder names (`window_id=000012`).
         .set_bool(
             "datafusion.execution.listing_table_ignore_subdirectory",
@@ -72,7 +77,8 @@ fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
         .with_default_features()
         // GROUP BY one text column groups rows by their string views instead of hashing the
         // bytes of every row: top kernels over 8.1 M kernels 462 -> 259 ms (aed0c2b).
-        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule));
+        .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
+        .with_physical_optimizer_rule(Arc::new(stream_order::KnownStreamOrder));
     if cancel == Cancel::Anywhere {
         state = state.with_physical_optimizer_rule(Arc::new(YieldPoints));
     }

@@ -6,6 +6,7 @@
 
 mod check;
 mod discover;
+pub mod row_order;
 pub mod writer;
 
 use std::path::{Path, PathBuf};

@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
     ArrayBuilder, ArrayRef, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
     UInt64Builder,
 };
-use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -20,6 +20,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
+use super::row_order::{StreamOrderCheck, ROW_ORDER_KEY, STREAM_ROW_ORDER};
 use crate::schema::{table_spec, ColType, SCHEMA_VERSION};
 use crate::{Error, Result};
 
@@ -125,6 +126,8 @@ pub struct Table {
     writer: Option<ArrowWriter<BufWriter<File>>>,
     /// The first flush error, reported by `finish`.
     err: Option<Error>,
+    /// GPU activity tables: whether the rows come in time order per stream (claimed if so).
+    order: Option<StreamOrderCheck>,
     pub rows: u64,
 }
 
@@ -165,10 +168,15 @@ impl Table {
             fields.push(f);
             cols.push(Col::new(ty));
         }
+        let columns: Vec<(&str, &DataType)> = (fields.iter())
+            .map(|f| (f.name().as_str(), f.data_type()))
+            .collect();
+        let order = StreamOrderCheck::for_columns(&columns);
         Table {
             name,
             path: dir.join(format!("{name}.parquet")),
             window_id,
+            order,
             schema: Arc::new(Schema::new(fields)),
             slots,
             cols,
@@ -239,6 +247,9 @@ impl Table {
                 .map_err(|e| Error::parquet_write(e, Some(&self.path)))?;
             self.writer = Some(w);
         }
+        if let Some(order) = &mut self.order {
+            order.observe(&batch);
+        }
         let w = self.writer.as_mut().expect("writer opened above");
         w.write(&batch)
             .map_err(|e| Error::parquet_write(e, Some(&self.path)))
@@ -268,7 +279,11 @@ impl Table {
             return Err(e);
         }
         self.flush()?;
-        if let Some(w) = self.writer.take() {
+        if let Some(mut w) = self.writer.take() {
+            if self.order.as_ref().is_some_and(StreamOrderCheck::holds) {
+                let claim = KeyValue::new(ROW_ORDER_KEY.into(), STREAM_ROW_ORDER.to_string());
+                w.append_key_value_metadata(claim);
+            }
             w.close()
                 .map_err(|e| Error::parquet_write(e, Some(&self.path)))?;
         }

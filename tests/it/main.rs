@@ -30,6 +30,7 @@ mod reports;
 mod schema_errors;
 mod shell;
 mod split;
+mod stream_order;
 mod support;
 mod venv;
 mod views;
