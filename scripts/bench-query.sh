@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Side-by-side query timing: tracesql against DuckDB on the same Parquet files, one run,
-# printing ratios. Creates its own Python venv with duckdb from PyPI.
+# printing ratios, and tracesql on a copy of the window without its row order claim (what
+# the known order buys, docs/engine.md). Creates its own Python venv with duckdb and pyarrow.
 #
-#   scripts/bench-query.sh [KERNELS]     (default 10000000 kernels, ~25 M events)
+#   scripts/bench-query.sh [KERNELS] [ROUNDS]   (default 10000000 kernels, ~31 M events; 5)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kernels="${1:-10000000}"
+rounds="${2:-5}"
 venv="${TRACESQL_BENCH_VENV:-$HOME/.cache/tracesql-bench-venv}"
 out="${TRACESQL_BENCH_DIR:-$PWD/bench-out}"
 
 source scripts/bench-build.sh # $bin, the profile named on stderr
-if [ ! -x "$venv/bin/python" ]; then
+if ! "$venv/bin/python" -c "import duckdb, pyarrow" 2>/dev/null; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet duckdb
+  "$venv/bin/pip" install --quiet duckdb pyarrow
 fi
-exec "$venv/bin/python" scripts/bench_query.py --bin "$bin" --out "$out" --kernels "$kernels"
+exec "$venv/bin/python" scripts/bench_query.py --bin "$bin" --out "$out" --kernels "$kernels" \
+  --rounds "$rounds"

@@ -45,6 +45,7 @@ use datafusion::physical_plan::coop::CooperativeExec;
 use datafusion::physical_plan::empty::EmptyExec;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::filter::FilterExec;
+use datafusion::physical_plan::metrics::{BaselineMetrics, ExecutionPlanMetricsSet, MetricsSet};
 use datafusion::physical_plan::projection::ProjectionExec;
 use datafusion::physical_plan::repartition::RepartitionExec;
 use datafusion::physical_plan::sorts::sort::SortExec;
@@ -345,6 +346,7 @@ pub struct StreamSortExec {
     order: LexOrdering,
     group_len: usize,
     properties: Arc<PlanProperties>,
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl StreamSortExec {
@@ -361,6 +363,7 @@ impl StreamSortExec {
             order,
             group_len,
             properties: Arc::new(properties),
+            metrics: ExecutionPlanMetricsSet::new(),
         }
     }
 }
@@ -412,6 +415,10 @@ impl ExecutionPlan for StreamSortExec {
         vec![false]
     }
 
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
     fn with_new_children(
         self: Arc<Self>,
         mut children: Vec<Arc<dyn ExecutionPlan>>,
@@ -437,13 +444,17 @@ impl ExecutionPlan for StreamSortExec {
         let schema = self.schema();
         let (order, group_len) = (self.order.clone(), self.group_len);
         let batch_size = context.session_config().batch_size();
+        let metrics = BaselineMetrics::new(&self.metrics, partition);
         let sorted = stream::once({
             let schema = schema.clone();
             async move {
                 let batches: Vec<RecordBatch> = input.try_collect().await?;
+                let timer = metrics.elapsed_compute().timer();
                 let rows = stream_sorted(&schema, &batches, &order, group_len)?;
                 drop(batches);
                 let parts = chunks(rows, batch_size)?;
+                timer.done();
+                metrics.record_output(parts.iter().map(RecordBatch::num_rows).sum());
                 Ok::<_, DataFusionError>(stream::iter(parts.into_iter().map(Ok)))
             }
         })
