@@ -200,18 +200,14 @@ impl ExecutionPlan for FileOrderExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        match (children.pop(), children.is_empty()) {
-            (Some(input), true) => Ok(Arc::new(FileOrderExec::new(
-                input,
-                self.schema.clone(),
-                self.row_at,
-            ))),
-            _ => Err(DataFusionError::Internal(
-                "FileOrderExec has one input".into(),
-            )),
-        }
+        let input = crate::engine::one_input(self.name(), children)?;
+        Ok(Arc::new(FileOrderExec::new(
+            input,
+            self.schema.clone(),
+            self.row_at,
+        )))
     }
 
     fn execute(

@@ -44,10 +44,7 @@ pub fn row_order_table(
     let (mut tables, mut files, mut claimed) = (Vec::new(), Vec::new(), Vec::new());
     for source in &window.tables {
         for file in &source.files {
-            let columns: Vec<(&str, &DataType)> = (file.file_schema.fields().iter())
-                .map(|f| (f.name().as_str(), f.data_type()))
-                .collect();
-            if StreamOrderCheck::for_columns(&columns).is_none() {
+            if StreamOrderCheck::for_schema(&file.file_schema).is_none() {
                 continue;
             }
             // the window the file belongs to: the folder it is in

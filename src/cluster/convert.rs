@@ -309,14 +309,10 @@ impl ExecutionPlan for ConvertExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        match (children.pop(), children.is_empty()) {
-            (Some(input), true) => Ok(Arc::new(ConvertExec::new(self.job.clone(), input))),
-            _ => Err(DataFusionError::Internal(
-                "ConvertExec has one input".into(),
-            )),
-        }
+        let input = crate::engine::one_input(self.name(), children)?;
+        Ok(Arc::new(ConvertExec::new(self.job.clone(), input)))
     }
 
     fn execute(

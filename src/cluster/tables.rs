@@ -327,18 +327,14 @@ impl ExecutionPlan for CpuEventExec {
 
     fn with_new_children(
         self: Arc<Self>,
-        mut children: Vec<Arc<dyn ExecutionPlan>>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        match (children.pop(), children.is_empty()) {
-            (Some(input), true) => Ok(Arc::new(CpuEventExec::new(
-                self.recipe.clone(),
-                self.projection.clone(),
-                input,
-            )?)),
-            _ => Err(DataFusionError::Internal(
-                "CpuEventExec has one input".into(),
-            )),
-        }
+        let input = crate::engine::one_input(self.name(), children)?;
+        Ok(Arc::new(CpuEventExec::new(
+            self.recipe.clone(),
+            self.projection.clone(),
+            input,
+        )?))
     }
 
     fn execute(

@@ -29,18 +29,35 @@ pub mod longest_path;
 mod merge_join;
 mod row_lookup;
 pub mod stream_order;
+mod stream_sort;
 pub mod text_group;
 mod yield_points;
 
 use std::sync::Arc;
 
+use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::SessionStateBuilder;
+use datafusion::physical_plan::ExecutionPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 pub use held_view::HeldView;
 pub use merge_join::left_merge_join;
 pub use row_lookup::RowLookup;
 pub use yield_points::YieldPoints;
+
+/// The one input of a one-input operator's `with_new_children`, or the error that says it
+/// was given another number.
+pub fn one_input(
+    operator: &str,
+    mut children: Vec<Arc<dyn ExecutionPlan>>,
+) -> DfResult<Arc<dyn ExecutionPlan>> {
+    match (children.pop(), children.is_empty()) {
+        (Some(input), true) => Ok(input),
+        _ => Err(DataFusionError::Internal(format!(
+            "{operator} has one input"
+        ))),
+    }
+}
 
 /// The session settings every command shares.
 fn base_config() -> SessionConfig {

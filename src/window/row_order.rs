@@ -6,7 +6,8 @@
 use std::collections::HashMap;
 
 use datafusion::arrow::array::{Array, AsArray, Int64Array, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::arrow::datatypes::{DataType, Int64Type, Schema};
+use parquet::file::metadata::KeyValue;
 
 pub use crate::engine::stream_order::{ROW_ORDER_KEY, STREAM_ROW_ORDER};
 
@@ -29,9 +30,19 @@ const TIMES: [&str; 2] = ["start_ns", "end_ns"];
 
 impl StreamOrderCheck {
     /// A check for a table with the claim's columns (all Int64), None for other tables.
-    pub fn for_columns(names: &[(&str, &DataType)]) -> Option<Self> {
-        let has = |n: &str| names.iter().any(|(c, t)| *c == n && **t == DataType::Int64);
+    pub fn for_schema(schema: &Schema) -> Option<Self> {
+        let has = |n: &str| {
+            schema
+                .field_with_name(n)
+                .is_ok_and(|f| *f.data_type() == DataType::Int64)
+        };
         (GROUPS.iter().chain(&TIMES).all(|n| has(n))).then(Self::default)
+    }
+
+    /// The file's key-value entry that claims the order, when every row so far kept it.
+    pub fn claim(&self) -> Option<KeyValue> {
+        let entry = KeyValue::new(ROW_ORDER_KEY.to_string(), STREAM_ROW_ORDER.to_string());
+        self.holds().then_some(entry)
     }
 
     /// Look at the next rows (a batch with the claim's columns).
@@ -79,7 +90,7 @@ impl StreamOrderCheck {
 mod tests {
     use super::*;
     use datafusion::arrow::array::ArrayRef;
-    use datafusion::arrow::datatypes::{Field, Schema};
+    use datafusion::arrow::datatypes::Field;
     use std::sync::Arc;
 
     fn batch(stream: &[i64], start: &[Option<i64>]) -> RecordBatch {
@@ -111,9 +122,9 @@ mod tests {
 
     #[test]
     fn only_tables_with_every_claimed_column_are_checked() {
-        let i = DataType::Int64;
-        let all: Vec<(&str, &DataType)> = GROUPS.iter().chain(&TIMES).map(|n| (*n, &i)).collect();
-        assert!(StreamOrderCheck::for_columns(&all).is_some());
-        assert!(StreamOrderCheck::for_columns(&all[1..]).is_none());
+        let b = batch(&[1], &[Some(1)]);
+        assert!(StreamOrderCheck::for_schema(&b.schema()).is_some());
+        let without_device = b.schema().project(&[1, 2, 3, 4]).unwrap();
+        assert!(StreamOrderCheck::for_schema(&without_device).is_none());
     }
 }

@@ -12,7 +12,7 @@ use datafusion::arrow::array::{
     ArrayBuilder, ArrayRef, Float64Builder, Int32Builder, Int64Builder, StringBuilder,
     UInt64Builder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
@@ -20,7 +20,7 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
-use super::row_order::{StreamOrderCheck, ROW_ORDER_KEY, STREAM_ROW_ORDER};
+use super::row_order::StreamOrderCheck;
 use crate::schema::{table_spec, ColType, SCHEMA_VERSION};
 use crate::{Error, Result};
 
@@ -168,16 +168,13 @@ impl Table {
             fields.push(f);
             cols.push(Col::new(ty));
         }
-        let columns: Vec<(&str, &DataType)> = (fields.iter())
-            .map(|f| (f.name().as_str(), f.data_type()))
-            .collect();
-        let order = StreamOrderCheck::for_columns(&columns);
+        let schema = Arc::new(Schema::new(fields));
         Table {
             name,
             path: dir.join(format!("{name}.parquet")),
             window_id,
-            order,
-            schema: Arc::new(Schema::new(fields)),
+            order: StreamOrderCheck::for_schema(&schema),
+            schema,
             slots,
             cols,
             writer: None,
@@ -280,8 +277,7 @@ impl Table {
         }
         self.flush()?;
         if let Some(mut w) = self.writer.take() {
-            if self.order.as_ref().is_some_and(StreamOrderCheck::holds) {
-                let claim = KeyValue::new(ROW_ORDER_KEY.into(), STREAM_ROW_ORDER.to_string());
+            if let Some(claim) = self.order.as_ref().and_then(StreamOrderCheck::claim) {
                 w.append_key_value_metadata(claim);
             }
             w.close()

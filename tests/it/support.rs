@@ -9,8 +9,7 @@ use datafusion::arrow::array::{ArrayRef, Int32Array, Int64Array, RecordBatch, St
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::prelude::SessionContext;
 use parquet::arrow::ArrowWriter;
-use parquet::file::metadata::KeyValue;
-use tracesql::window::row_order::{StreamOrderCheck, ROW_ORDER_KEY, STREAM_ROW_ORDER};
+use tracesql::window::row_order::StreamOrderCheck;
 use tracesql::window::Window;
 
 /// The tiny example window converted to Parquet (see data/README.md).
@@ -41,16 +40,10 @@ pub fn write_parquet(path: &Path, columns: Vec<(&str, ArrayRef)>) {
     let file = std::fs::File::create(path).unwrap();
     let mut writer = ArrowWriter::try_new(file, batch.schema(), None).unwrap();
     writer.write(&batch).unwrap();
-    let names: Vec<(&str, &DataType)> = (batch.schema_ref().fields().iter())
-        .map(|f| (f.name().as_str(), f.data_type()))
-        .collect();
-    if let Some(mut order) = StreamOrderCheck::for_columns(&names) {
+    if let Some(mut order) = StreamOrderCheck::for_schema(batch.schema_ref()) {
         order.observe(&batch);
-        if order.holds() {
-            writer.append_key_value_metadata(KeyValue::new(
-                ROW_ORDER_KEY.to_string(),
-                STREAM_ROW_ORDER.to_string(),
-            ));
+        if let Some(claim) = order.claim() {
+            writer.append_key_value_metadata(claim);
         }
     }
     writer.close().unwrap();
