@@ -33,35 +33,16 @@ SELECT * FROM (
   WHERE ph = 'X' AND cat = 'user_annotation' AND name LIKE {{param annotation}}
 ) WHERE {{param instance}} < 0 OR step = {{param instance}};
 
--- _cp_step_bucket: the ranges cut into buckets of time, so that events meet the range they
--- start in through an equi-join on their bucket (as a range join, DataFusion compared every
--- event with every range: 2.3 s for 1 M events and 5 k steps). The width is the ranges'
--- mean length in each window, so there are at most three buckets per range on average, and
--- an event is compared with the few ranges that touch its bucket.
-CREATE OR REPLACE TABLE _cp_bucket_width AS
-SELECT {{part}} GREATEST(CAST(AVG(step_end - step_ts) AS BIGINT), 1) AS width
-FROM _cp_step
-{{group_by_part}};
-
-CREATE OR REPLACE TABLE _cp_step_bucket AS
-SELECT {{part s}} s.step, s.step_ts, s.step_end,
-  unnest(range(s.step_ts / w.width, s.step_end / w.width + 1)) AS bucket
-FROM _cp_step s
-JOIN _cp_bucket_width w ON true {{same_window w s}}
-WHERE s.step_end >= s.step_ts;
-
 -- _cp_cpu: the CPU events of each range
 CREATE OR REPLACE TABLE _cp_cpu AS
 SELECT {{part e}} s.step, e.idx, e.cat, e.name, e.pid, e.tid, e.ts, e.end_ts, e.correlation_id,
   e.name IN ('cudaHostAlloc', 'cudaLaunchKernel', 'cudaMemcpyAsync') AS is_lock,
   e.name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
     'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS is_blocking
-FROM (
-  SELECT e.*, e.ts / w.width AS bucket
-  FROM _cp_cpu_event e
-  JOIN _cp_bucket_width w ON true {{same_window w e}}) e
-JOIN _cp_step_bucket s ON s.bucket = e.bucket AND e.ts >= s.step_ts AND e.ts <= s.step_end
-  {{same_window s e}};
+FROM _cp_cpu_event e
+-- a join by containment: the engine's interval join (as a range join, DataFusion compared
+-- every event with every range: 2.3 s for 1 M events and 5 k steps)
+JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}};
 
 -- _cp_stack: each event's start and end in call-stack order on its thread (HTA's
 -- compare_events: at one time ends before starts, the longer of two starts first, the shorter
@@ -99,12 +80,9 @@ WITH gpu AS (
       ORDER BY g.ts, g.device_id, g.stream_id, g.correlation_id) AS BIGINT) AS idx,
     g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id, g.api_name,
     g.api_ts, g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid
-  FROM (
-    SELECT g.*, g.api_ts / w.width AS bucket
-    FROM _cp_gpu_op g
-    JOIN _cp_bucket_width w ON true {{same_window w g}}) g
-  JOIN _cp_step_bucket s ON s.bucket = g.bucket AND g.api_ts >= s.step_ts
-    AND g.api_ts <= s.step_end AND g.api_end_ts > g.api_ts {{same_window s g}}
+  FROM _cp_gpu_op g
+  JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
+    AND g.api_end_ts > g.api_ts {{same_window s g}}
   JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
     ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}}
 ),

@@ -20,10 +20,13 @@
 //! - [`stream_order`]: a sort by stream and time over files that claim that order per stream,
 //!   done by one pass that deals rows out to their streams (`lag` per stream over 4 M kernels
 //!   482 -> 272 ms, docs/engine.md);
+//! - [`interval_join`]: a join by time containment or overlap through a sorted index of one
+//!   side, not every pair (docs/engine.md, "Interval joins");
 //! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 pub mod enclosing;
 mod held_view;
+mod interval_join;
 pub mod last_seen;
 pub mod longest_path;
 mod merge_join;
@@ -96,7 +99,10 @@ fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
         // GROUP BY one text column groups rows by their string views instead of hashing the
         // bytes of every row: top kernels over 8.1 M kernels 462 -> 259 ms (aed0c2b).
         .with_physical_optimizer_rule(Arc::new(text_group::TextGroupRule))
-        .with_physical_optimizer_rule(Arc::new(stream_order::KnownStreamOrder));
+        .with_physical_optimizer_rule(Arc::new(stream_order::KnownStreamOrder))
+        // A join by time containment or overlap looks its pairs up in a sorted index instead
+        // of trying the filter on every pair of a thread or device (docs/engine.md).
+        .with_physical_optimizer_rule(Arc::new(interval_join::IntervalJoinRule));
     if cancel == Cancel::Anywhere {
         state = state.with_physical_optimizer_rule(Arc::new(YieldPoints));
     }

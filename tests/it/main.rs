@@ -18,6 +18,7 @@ mod import_nsys;
 mod import_nsys_backtrace;
 mod import_nsys_faults;
 mod interrupt;
+mod interval_join;
 mod merge;
 mod merge_pftrace;
 mod nsys_reports;

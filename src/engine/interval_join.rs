@@ -1,0 +1,673 @@
+//! Engine: joins by time containment or overlap, by a sorted index instead of every pair.
+//!
+//! An inner join whose filter bounds one side's times by the other's (an op inside an
+//! annotation or a step, a call inside a range its thread had open, two kernels that overlap)
+//! is planned by DataFusion as a nested loop, or as a hash join on the thread or device whose
+//! filter is tried on every pair of that thread: minutes at 10 M events, which the SQL used to
+//! dodge with buckets of time. [`IntervalJoinRule`] finds in such a filter the two bounds
+//!
+//! ```text
+//!   build.start <= probe.hi   AND   build.end >= probe.lo      (< and > too, either way round)
+//! ```
+//!
+//! and puts [`IntervalJoinExec`] in the join's place. The build side's rows are grouped by the
+//! join's equal keys and sorted by `start`; over each group, a tree holds the greatest `end`
+//! of each run of rows. A probe row's candidates are then the rows of its group before the
+//! first `start > hi` (a binary search) whose `end >= lo` (a descent into the subtrees whose
+//! greatest end reaches `lo`), found in time proportional to their number:
+//!
+//! ```text
+//!   build rows by start:   [s0,e0] [s1,e1] [s2,e2] [s3,e3] [s4,e4] [s5,e5]
+//!                           \_____ start <= hi ______________/   (binary search)
+//!   greatest end per run:   ...... max(e0..e3) ......
+//!                           max(e0,e1)  max(e2,e3)              (skip a run whose max < lo)
+//! ```
+//!
+//! A point is a row whose start and end are one column (a call's `ts` against a range):
+//! its candidates are a slice of the sorted rows, two binary searches. Candidates are then
+//! checked against the join's whole filter, so the answer is the hash join's, row for row; a
+//! probe row's matches come in build start order and probe rows keep their order.
+//! `annotation_call` over a 1 M-event window: see docs/engine.md, "Interval joins".
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, RecordBatch, RecordBatchOptions, UInt32Array,
+};
+use datafusion::arrow::compute::{concat_batches, filter as filter_array, take};
+use datafusion::arrow::datatypes::{DataType, Int64Type, SchemaRef};
+use datafusion::arrow::row::{RowConverter, Rows, SortField};
+use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
+use datafusion::common::{JoinSide, JoinType, NullEquality};
+use datafusion::config::ConfigOptions;
+use datafusion::error::{DataFusionError, Result as DfResult};
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::Operator;
+use datafusion::physical_expr::expressions::{BinaryExpr, Column};
+use datafusion::physical_expr::{split_conjunction, PhysicalExpr, PhysicalExprRef};
+use datafusion::physical_optimizer::PhysicalOptimizerRule;
+use datafusion::physical_plan::joins::utils::JoinFilter;
+use datafusion::physical_plan::joins::{HashJoinExec, NestedLoopJoinExec, PartitionMode};
+use datafusion::physical_plan::metrics::{
+    BaselineMetrics, Count, ExecutionPlanMetricsSet, MetricBuilder, MetricsSet,
+};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, InputDistributionRequirements, PlanProperties,
+    SendableRecordBatchStream,
+};
+use futures::{stream, StreamExt, TryStreamExt};
+use tokio::sync::OnceCell;
+
+/// The rule: an inner hash or nested-loop join whose filter holds both bounds becomes an
+/// [`IntervalJoinExec`] over the same inputs, distributed as the join was.
+#[derive(Debug, Default)]
+pub struct IntervalJoinRule;
+
+impl PhysicalOptimizerRule for IntervalJoinRule {
+    fn optimize(
+        &self,
+        plan: Arc<dyn ExecutionPlan>,
+        _config: &ConfigOptions,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        plan.transform_up(|node| match IntervalJoinExec::replacing(&node)? {
+            Some(new) => Ok(Transformed::yes(Arc::new(new) as Arc<dyn ExecutionPlan>)),
+            None => Ok(Transformed::no(node)),
+        })
+        .map(|t| t.data)
+    }
+
+    fn name(&self) -> &str {
+        "interval_join"
+    }
+
+    fn schema_check(&self) -> bool {
+        true
+    }
+}
+
+/// The two bounds, each side's expressions over its own input's columns: a build row is a
+/// candidate for a probe row when `start <= hi` and `end >= lo`.
+#[derive(Debug, Clone)]
+struct Bounds {
+    start: PhysicalExprRef,
+    end: PhysicalExprRef,
+    hi: PhysicalExprRef,
+    lo: PhysicalExprRef,
+}
+
+impl Bounds {
+    /// The first `build <= probe` and the first `build >= probe` among the filter's
+    /// conjuncts (strict or not, written either way round), over BIGINT values.
+    fn of(filter: &JoinFilter) -> DfResult<Option<Bounds>> {
+        let (mut upper, mut lower) = (None, None);
+        for conjunct in split_conjunction(filter.expression()) {
+            let Some(b) = conjunct.downcast_ref::<BinaryExpr>() else {
+                continue;
+            };
+            let (l, r) = (side_of(b.left(), filter), side_of(b.right(), filter));
+            let (build, probe, op) = match (l, r) {
+                (Some(JoinSide::Left), Some(JoinSide::Right)) => (b.left(), b.right(), *b.op()),
+                (Some(JoinSide::Right), Some(JoinSide::Left)) => match b.op().swap() {
+                    Some(op) => (b.right(), b.left(), op),
+                    None => continue,
+                },
+                _ => continue,
+            };
+            if !is_bigint(build, filter)? || !is_bigint(probe, filter)? {
+                continue;
+            }
+            let pair = (on_side(build, filter)?, on_side(probe, filter)?);
+            match op {
+                Operator::Lt | Operator::LtEq if upper.is_none() => upper = Some(pair),
+                Operator::Gt | Operator::GtEq if lower.is_none() => lower = Some(pair),
+                _ => {}
+            }
+        }
+        Ok(match (upper, lower) {
+            (Some((start, hi)), Some((end, lo))) => Some(Bounds { start, end, hi, lo }),
+            _ => None,
+        })
+    }
+
+    /// Whether the build rows are points (start and end one expression).
+    fn points(&self) -> bool {
+        self.start.as_ref() == self.end.as_ref()
+    }
+}
+
+/// The one side whose columns `expr` reads, in the filter's column numbering.
+fn side_of(expr: &PhysicalExprRef, filter: &JoinFilter) -> Option<JoinSide> {
+    let mut side = None;
+    let mut mixed = false;
+    expr.apply(|e| {
+        if let Some(c) = e.downcast_ref::<Column>() {
+            let s = filter.column_indices()[c.index()].side;
+            mixed |= side.is_some_and(|seen| seen != s);
+            side = Some(s);
+        }
+        Ok(TreeNodeRecursion::Continue)
+    })
+    .ok()?;
+    if mixed {
+        None
+    } else {
+        side
+    }
+}
+
+fn is_bigint(expr: &PhysicalExprRef, filter: &JoinFilter) -> DfResult<bool> {
+    Ok(expr.data_type(filter.schema())? == DataType::Int64)
+}
+
+/// `expr` over its side's input columns instead of the filter's.
+fn on_side(expr: &PhysicalExprRef, filter: &JoinFilter) -> DfResult<PhysicalExprRef> {
+    expr.clone()
+        .transform(|e| match e.downcast_ref::<Column>() {
+            Some(c) => {
+                let index = filter.column_indices()[c.index()].index;
+                Ok(Transformed::yes(
+                    Arc::new(Column::new(c.name(), index)) as PhysicalExprRef
+                ))
+            }
+            None => Ok(Transformed::no(e)),
+        })
+        .map(|t| t.data)
+}
+
+/// An inner join of `left` (built, grouped by the `on` keys and sorted by start) and `right`
+/// (streamed) by [`Bounds`], then by the whole filter; see the module's figure.
+#[derive(Debug)]
+pub struct IntervalJoinExec {
+    left: Arc<dyn ExecutionPlan>,
+    right: Arc<dyn ExecutionPlan>,
+    on: Vec<(PhysicalExprRef, PhysicalExprRef)>,
+    filter: JoinFilter,
+    bounds: Bounds,
+    /// the build side is every left partition, shared (else left partition i for right's i)
+    collect_left: bool,
+    projection: Option<Vec<usize>>,
+    /// the join's properties, projected: the same rows, the probe side's order kept
+    properties: Arc<PlanProperties>,
+    distribution: InputDistributionRequirements,
+    build: Arc<OnceCell<Arc<Build>>>,
+    metrics: ExecutionPlanMetricsSet,
+}
+
+impl IntervalJoinExec {
+    /// The interval join standing for `node` when it is an inner join by bounds.
+    fn replacing(node: &Arc<dyn ExecutionPlan>) -> DfResult<Option<IntervalJoinExec>> {
+        let (left, right, on, filter, collect_left, projection) = if let Some(j) =
+            node.downcast_ref::<HashJoinExec>()
+        {
+            let collect_left = match j.mode {
+                PartitionMode::CollectLeft => true,
+                PartitionMode::Partitioned => false,
+                PartitionMode::Auto => return Ok(None),
+            };
+            if j.join_type != JoinType::Inner
+                || j.null_equality != NullEquality::NullEqualsNothing
+                || j.null_aware
+                || j.fetch().is_some()
+            {
+                return Ok(None);
+            }
+            let keys_alike = j.on.iter().try_fold(true, |alike, (l, r)| {
+                Ok::<_, DataFusionError>(
+                    alike && l.data_type(&j.left.schema())? == r.data_type(&j.right.schema())?,
+                )
+            })?;
+            if !keys_alike {
+                return Ok(None);
+            }
+            let projection = j.projection.as_ref().map(|p| p.to_vec());
+            (
+                &j.left,
+                &j.right,
+                j.on.clone(),
+                j.filter.as_ref(),
+                collect_left,
+                projection,
+            )
+        } else if let Some(j) = node.downcast_ref::<NestedLoopJoinExec>() {
+            if *j.join_type() != JoinType::Inner || j.fetch().is_some() {
+                return Ok(None);
+            }
+            let projection = j.projection().as_ref().map(|p| p.to_vec());
+            (j.left(), j.right(), vec![], j.filter(), true, projection)
+        } else {
+            return Ok(None);
+        };
+        let Some(filter) = filter else {
+            return Ok(None);
+        };
+        let Some(bounds) = Bounds::of(filter)? else {
+            return Ok(None);
+        };
+        Ok(Some(IntervalJoinExec {
+            left: left.clone(),
+            right: right.clone(),
+            on,
+            filter: filter.clone(),
+            bounds,
+            collect_left,
+            projection,
+            properties: node.properties().clone(),
+            distribution: node.input_distribution_requirements(),
+            build: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+}
+
+impl DisplayAs for IntervalJoinExec {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter) -> fmt::Result {
+        let on: Vec<String> = self.on.iter().map(|(l, r)| format!("({l}, {r})")).collect();
+        let b = &self.bounds;
+        write!(
+            f,
+            "IntervalJoinExec: mode={}, on=[{}], bounds=[{} <= {}, {} >= {}], filter={}",
+            if self.collect_left {
+                "CollectLeft"
+            } else {
+                "Partitioned"
+            },
+            on.join(", "),
+            b.start,
+            b.hi,
+            b.end,
+            b.lo,
+            self.filter.expression()
+        )?;
+        if let Some(p) = &self.projection {
+            write!(f, ", projection={p:?}")?;
+        }
+        Ok(())
+    }
+}
+
+impl ExecutionPlan for IntervalJoinExec {
+    fn name(&self) -> &str {
+        "IntervalJoinExec"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.properties
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![&self.left, &self.right]
+    }
+
+    fn apply_expressions(
+        &self,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        let keys = self.on.iter().flat_map(|(l, r)| [l, r]);
+        for e in keys.chain([self.filter.expression()]) {
+            if f(e)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn input_distribution_requirements(&self) -> InputDistributionRequirements {
+        self.distribution.clone()
+    }
+
+    fn maintains_input_order(&self) -> Vec<bool> {
+        vec![false, true]
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let [left, right]: [Arc<dyn ExecutionPlan>; 2] = children
+            .try_into()
+            .map_err(|_| DataFusionError::Internal("IntervalJoinExec has two inputs".into()))?;
+        Ok(Arc::new(IntervalJoinExec {
+            left,
+            right,
+            on: self.on.clone(),
+            filter: self.filter.clone(),
+            bounds: self.bounds.clone(),
+            collect_left: self.collect_left,
+            projection: self.projection.clone(),
+            properties: self.properties.clone(),
+            distribution: self.distribution.clone(),
+            build: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }))
+    }
+
+    fn execute(
+        &self,
+        partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let probe = self.right.execute(partition, context.clone())?;
+        let build = {
+            let (left, context, cell) = (self.left.clone(), context.clone(), self.build.clone());
+            let (keys, bounds) = (self.build_keys(), self.bounds.clone());
+            let collect_left = self.collect_left;
+            async move {
+                let parts = if collect_left {
+                    0..left.properties().partitioning.partition_count()
+                } else {
+                    partition..partition + 1
+                };
+                let build = || async {
+                    let mut batches = vec![];
+                    for p in parts {
+                        batches.extend(
+                            left.execute(p, context.clone())?
+                                .try_collect::<Vec<_>>()
+                                .await?,
+                        );
+                    }
+                    let batch = concat_batches(&left.schema(), &batches)?;
+                    Build::new(batch, &keys, &bounds).map(Arc::new)
+                };
+                if collect_left {
+                    cell.get_or_try_init(build).await.cloned()
+                } else {
+                    build().await
+                }
+            }
+        };
+        let join = Arc::new(Joiner {
+            schema: self.schema(),
+            filter: self.filter.clone(),
+            probe_keys: self.on.iter().map(|(_, r)| r.clone()).collect(),
+            bounds: self.bounds.clone(),
+            projection: self.projection.clone(),
+            left_columns: self.left.schema().fields().len(),
+            batch_size: context.session_config().batch_size(),
+            metrics: BaselineMetrics::new(&self.metrics, partition),
+            candidates: MetricBuilder::new(&self.metrics).counter("candidate_pairs", partition),
+        });
+        let output = stream::once(async move {
+            let build = build.await?;
+            let joined = probe
+                .map(move |batch| join.probe(&build, &batch?))
+                .map_ok(|parts| stream::iter(parts.into_iter().map(Ok)))
+                .try_flatten();
+            Ok::<_, DataFusionError>(joined)
+        })
+        .try_flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            self.schema(),
+            output,
+        )))
+    }
+}
+
+impl IntervalJoinExec {
+    fn build_keys(&self) -> Vec<PhysicalExprRef> {
+        self.on.iter().map(|(l, _)| l.clone()).collect()
+    }
+}
+
+/// The build side: its rows, and per value of the join keys the rows in start order.
+#[derive(Debug)]
+struct Build {
+    batch: RecordBatch,
+    /// `None` without keys: one group of every row
+    converter: Option<RowConverter>,
+    groups: HashMap<Box<[u8]>, Group>,
+    points: bool,
+}
+
+/// One key's rows by start, and the greatest end of each run of them (a max tree: leaves at
+/// `size + i`, node `n`'s children `2n` and `2n + 1`).
+#[derive(Debug)]
+struct Group {
+    start: Vec<i64>,
+    end: Vec<i64>,
+    row: Vec<u32>,
+    max_end: Vec<i64>,
+}
+
+impl Build {
+    fn new(batch: RecordBatch, keys: &[PhysicalExprRef], bounds: &Bounds) -> DfResult<Build> {
+        let start = bigints(&bounds.start, &batch)?;
+        let end = bigints(&bounds.end, &batch)?;
+        let (converter, rows) = key_rows(keys, &batch)?;
+        let mut members: HashMap<Box<[u8]>, Vec<(i64, i64, u32)>> = HashMap::new();
+        let (start_values, end_values) = (
+            start.as_primitive::<Int64Type>(),
+            end.as_primitive::<Int64Type>(),
+        );
+        for i in 0..batch.num_rows() {
+            // a NULL bound or key meets nothing (NULL compares false)
+            if start.is_null(i) || end.is_null(i) {
+                continue;
+            }
+            let Some(key) = key_of(&rows, i) else {
+                continue;
+            };
+            let entry = (start_values.value(i), end_values.value(i), i as u32);
+            members.entry(key.into()).or_default().push(entry);
+        }
+        let groups = members
+            .into_iter()
+            .map(|(key, mut rows)| {
+                rows.sort_unstable();
+                (key, Group::new(rows))
+            })
+            .collect();
+        Ok(Build {
+            batch,
+            converter,
+            groups,
+            points: bounds.points(),
+        })
+    }
+}
+
+impl Group {
+    fn new(rows: Vec<(i64, i64, u32)>) -> Group {
+        let size = rows.len().next_power_of_two();
+        let mut max_end = vec![i64::MIN; 2 * size];
+        for (i, (_, end, _)) in rows.iter().enumerate() {
+            max_end[size + i] = *end;
+        }
+        for n in (1..size).rev() {
+            max_end[n] = max_end[2 * n].max(max_end[2 * n + 1]);
+        }
+        Group {
+            start: rows.iter().map(|r| r.0).collect(),
+            end: rows.iter().map(|r| r.1).collect(),
+            row: rows.iter().map(|r| r.2).collect(),
+            max_end,
+        }
+    }
+
+    /// Pushes the rows with `start <= hi` and `end >= lo`, in start order.
+    fn candidates(&self, hi: i64, lo: i64, points: bool, out: &mut Vec<u32>) {
+        let before = self.start.partition_point(|&s| s <= hi);
+        if points {
+            // start and end are one value: a slice
+            let from = self.start[..before].partition_point(|&s| s < lo);
+            out.extend_from_slice(&self.row[from..before]);
+            return;
+        }
+        let size = self.max_end.len() / 2;
+        let mut stack = vec![(1usize, 0usize, size)];
+        while let Some((node, first, width)) = stack.pop() {
+            if first >= before || self.max_end[node] < lo {
+                continue;
+            }
+            if width == 1 {
+                debug_assert!(self.end[first] >= lo);
+                out.push(self.row[first]);
+                continue;
+            }
+            let half = width / 2;
+            stack.push((2 * node + 1, first + half, half));
+            stack.push((2 * node, first, half));
+        }
+    }
+}
+
+fn bigints(expr: &PhysicalExprRef, batch: &RecordBatch) -> DfResult<ArrayRef> {
+    expr.evaluate(batch)?.into_array(batch.num_rows())
+}
+
+/// The join keys of every row as comparable bytes (`None` without keys).
+fn key_rows(
+    keys: &[PhysicalExprRef],
+    batch: &RecordBatch,
+) -> DfResult<(Option<RowConverter>, Option<(Rows, Vec<ArrayRef>)>)> {
+    if keys.is_empty() {
+        return Ok((None, None));
+    }
+    let columns = keys
+        .iter()
+        .map(|k| bigints(k, batch))
+        .collect::<DfResult<Vec<_>>>()?;
+    let converter = RowConverter::new(
+        columns
+            .iter()
+            .map(|c| SortField::new(c.data_type().clone()))
+            .collect(),
+    )?;
+    let rows = converter.convert_columns(&columns)?;
+    Ok((Some(converter), Some((rows, columns))))
+}
+
+/// Row `i`'s key, or `None` when one of its keys is NULL.
+fn key_of(rows: &Option<(Rows, Vec<ArrayRef>)>, i: usize) -> Option<&[u8]> {
+    match rows {
+        None => Some(&[]),
+        Some((_, columns)) if columns.iter().any(|c| c.is_null(i)) => None,
+        Some((rows, _)) => Some(rows.row(i).data()),
+    }
+}
+
+/// What each partition's probe stream needs.
+struct Joiner {
+    schema: SchemaRef,
+    filter: JoinFilter,
+    probe_keys: Vec<PhysicalExprRef>,
+    bounds: Bounds,
+    projection: Option<Vec<usize>>,
+    left_columns: usize,
+    batch_size: usize,
+    metrics: BaselineMetrics,
+    candidates: Count,
+}
+
+impl Joiner {
+    /// The output rows of one probe batch, in batches of at most `batch_size` candidates.
+    fn probe(&self, build: &Build, batch: &RecordBatch) -> DfResult<Vec<RecordBatch>> {
+        let timer = self.metrics.elapsed_compute().timer();
+        let hi = bigints(&self.bounds.hi, batch)?;
+        let lo = bigints(&self.bounds.lo, batch)?;
+        let (hi_values, lo_values) = (
+            hi.as_primitive::<Int64Type>(),
+            lo.as_primitive::<Int64Type>(),
+        );
+        let rows = match &build.converter {
+            None => None,
+            Some(converter) => {
+                let columns = self
+                    .probe_keys
+                    .iter()
+                    .map(|k| bigints(k, batch))
+                    .collect::<DfResult<Vec<_>>>()?;
+                Some((converter.convert_columns(&columns)?, columns))
+            }
+        };
+        let (mut build_rows, mut probe_rows, mut parts) = (vec![], vec![], vec![]);
+        for i in 0..batch.num_rows() {
+            if hi.is_null(i) || lo.is_null(i) {
+                continue;
+            }
+            let Some(group) = key_of(&rows, i).and_then(|k| build.groups.get(k)) else {
+                continue;
+            };
+            group.candidates(
+                hi_values.value(i),
+                lo_values.value(i),
+                build.points,
+                &mut build_rows,
+            );
+            probe_rows.resize(build_rows.len(), i as u32);
+            if build_rows.len() >= self.batch_size {
+                parts.extend(self.matched(build, batch, &build_rows, &probe_rows)?);
+                build_rows.clear();
+                probe_rows.clear();
+            }
+        }
+        if !build_rows.is_empty() {
+            parts.extend(self.matched(build, batch, &build_rows, &probe_rows)?);
+        }
+        timer.done();
+        self.metrics
+            .record_output(parts.iter().map(RecordBatch::num_rows).sum());
+        Ok(parts)
+    }
+
+    /// The candidate pairs that pass the whole filter, as output rows (none: `None`).
+    fn matched(
+        &self,
+        build: &Build,
+        batch: &RecordBatch,
+        build_rows: &[u32],
+        probe_rows: &[u32],
+    ) -> DfResult<Option<RecordBatch>> {
+        self.candidates.add(build_rows.len());
+        let (build_rows, probe_rows) = (
+            UInt32Array::from(build_rows.to_vec()),
+            UInt32Array::from(probe_rows.to_vec()),
+        );
+        let columns = self
+            .filter
+            .column_indices()
+            .iter()
+            .map(|c| match c.side {
+                JoinSide::Left => take(build.batch.column(c.index), &build_rows, None),
+                _ => take(batch.column(c.index), &probe_rows, None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let pairs = RecordBatch::try_new(self.filter.schema().clone(), columns)?;
+        let keep = self
+            .filter
+            .expression()
+            .evaluate(&pairs)?
+            .into_array(pairs.num_rows())?;
+        let keep = keep.as_boolean();
+        let build_rows = filter_array(&build_rows, keep)?;
+        let probe_rows = filter_array(&probe_rows, keep)?;
+        if build_rows.is_empty() {
+            return Ok(None);
+        }
+        let all = self.left_columns + batch.num_columns();
+        let wanted: Vec<usize> = match &self.projection {
+            Some(p) => p.clone(),
+            None => (0..all).collect(),
+        };
+        let columns = wanted
+            .iter()
+            .map(|&c| match c.checked_sub(self.left_columns) {
+                None => take(build.batch.column(c), &build_rows, None),
+                Some(p) => take(batch.column(p), &probe_rows, None),
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let rows = RecordBatchOptions::new().with_row_count(Some(build_rows.len()));
+        Ok(Some(RecordBatch::try_new_with_options(
+            self.schema.clone(),
+            columns,
+            &rows,
+        )?))
+    }
+}
