@@ -3,7 +3,10 @@
 # printing ratios, and tracesql on a copy of the window without its row order claim (what
 # the known order buys, docs/engine.md). Creates its own Python venv with duckdb and pyarrow.
 #
-#   scripts/bench-query.sh [KERNELS] [ROUNDS]   (default 10000000 kernels, ~31 M events; 5)
+#   scripts/bench-query.sh [KERNELS] [ROUNDS] [--parts suite,containment] [--baseline BIN]
+#   (default 10000000 kernels, ~31 M events; 5 rounds). The containment questions get an
+#   in-process column when the venv has the `tracesql` module (scripts/bench-python.sh's wheel:
+#   TRACESQL_BENCH_VENV=~/.cache/tracesql-bench-python), and `--baseline BIN` times another build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kernels="${1:-10000000}"
@@ -17,4 +20,4 @@ if ! "$venv/bin/python" -c "import duckdb, pyarrow" 2>/dev/null; then
   "$venv/bin/pip" install --quiet duckdb pyarrow
 fi
 exec "$venv/bin/python" scripts/bench_query.py --bin "$bin" --out "$out" --kernels "$kernels" \
-  --rounds "$rounds"
+  --rounds "$rounds" "${@:3}"

@@ -46,6 +46,51 @@ VIEW_ONLY = {
         "group by kind order by kind"
     ),
 }
+# Questions of time containment and overlap (docs/engine.md, "Interval joins"), over the
+# kernels, the runtime calls and the CPU trace's ranges (`ranges`: its ProfilerStep#, user
+# annotations and CPU ops with the CUPTI thread that ran them, written once to Parquet so both
+# engines read the same file).
+CONTAINMENT = {
+    "step_gpu": (
+        "select s.name, count(*) as kernels, sum(k.end_ns - k.start_ns) as gpu_ns "
+        "from ranges s join kernel k on k.start_ns >= s.ts and k.start_ns < s.end_ts "
+        "where s.cat = 'user_annotation' and s.name like 'ProfilerStep#%' "
+        "group by s.name order by gpu_ns desc, s.name limit 20"
+    ),
+    "annotation_gpu": (
+        "select a.name, count(*) as kernels, sum(k.end_ns - k.start_ns) as gpu_ns "
+        "from ranges a join cuda_runtime r on r.process_id = a.process_id "
+        "and r.thread_id = a.thread_id and r.start_ns >= a.ts and r.start_ns <= a.end_ts "
+        "join kernel k on k.correlation_id = r.correlation_id "
+        "where a.cat = 'user_annotation' and a.name not like 'ProfilerStep#%' "
+        "group by a.name order by gpu_ns desc, a.name"
+    ),
+    "comm_overlap": (
+        "with comm as (select device_id, start_ns, end_ns from kernel where name like 'nccl%'), "
+        "comp as (select device_id, start_ns, end_ns from kernel where name not like 'nccl%') "
+        "select c.device_id, count(*) as pairs, "
+        "sum(least(c.end_ns, k.end_ns) - greatest(c.start_ns, k.start_ns)) as overlap_ns "
+        "from comm c join comp k on k.device_id = c.device_id "
+        "and k.start_ns < c.end_ns and c.start_ns < k.end_ns group by c.device_id order by 1"
+    ),
+    "top_ops": (
+        "select o.name, count(*) as kernels, sum(k.end_ns - k.start_ns) as gpu_ns "
+        "from ranges o join cuda_runtime r on r.process_id = o.process_id "
+        "and r.thread_id = o.thread_id and r.start_ns >= o.ts and r.start_ns <= o.end_ts "
+        "join kernel k on k.correlation_id = r.correlation_id "
+        "where o.cat = 'cpu_op' group by o.name order by gpu_ns desc, o.name limit 20"
+    ),
+}
+# The ranges of the CPU trace, as `ranges` of CONTAINMENT, written by tracesql.
+RANGES = (
+    "with os_thread as (select distinct a.process_id, a.thread_id, t.resource_id as tid "
+    "from api_call a join thread_resource t on t.process_id = a.process_id "
+    "and t.thread_id = a.thread_id_i32) "
+    "select e.cat, e.name, o.process_id, o.thread_id, e.ts_ns as ts, e.ts_ns + e.dur_ns as end_ts "
+    "from cpu_event e join os_thread o on o.process_id = try_cast(e.pid as bigint) "
+    "and o.tid = try_cast(e.tid as bigint) "
+    "where e.ph = 'X' and e.cat in ('user_annotation', 'cpu_op') and e.dur_ns >= 0"
+)
 CLAIMED_TABLES = ("kernel", "gpu_memcpy", "gpu_memset", "graph_event_node", "graph_host_node")
 
 
@@ -73,16 +118,21 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--kernels", type=int, default=10_000_000)
     ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--parts", default="suite,containment",
+                    help="which tables to print: suite (with the ordered questions), containment")
+    ap.add_argument("--baseline", help="another tracesql binary, timed on the containment "
+                    "questions (e.g. a build without the interval join)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
 
-    window = os.path.join(args.out, f"synth-{args.kernels}")
+    window = os.path.join(args.out, f"synth-{args.kernels}-steps")
     if not os.path.exists(os.path.join(window, "window_info.parquet")):
         # kernels are about 32% of synth events
         events = int(args.kernels / 0.32)
         t0 = time.perf_counter()
         subprocess.run(
-            [args.bin, "synth", "--out", window, "--events", str(events), "--seed", "1"],
+            [args.bin, "synth", "--out", window, "--events", str(events), "--seed", "1",
+             "--steps"],
             check=True,
         )
         print(f"synth: {events} events in {time.perf_counter() - t0:.1f} s")
@@ -108,6 +158,15 @@ def main():
         first.append(time.perf_counter() - t0)
     print(f"first answer (`tracesql query 'select 1'`, whole command): {span(first)}")
 
+    if "suite" in args.parts:
+        suite(args, window, plain, con, command)
+    if "containment" in args.parts:
+        containment(args, window, con, command)
+
+
+def suite(args, window, plain, con, command):
+    """The query suite and the ORDERED questions: as a command, over the window and over its
+    unclaimed copy; DuckDB in-process."""
     engines = ("tracesql", "unclaimed", "duckdb")
     print(f"{'query':<12} {'tracesql (command)':>22} {'unclaimed (command)':>22} "
           f"{'duckdb ' + duckdb.__version__ + ' (in-process)':>28} {'vs duckdb':>10} {'claim buys':>10}")
@@ -130,6 +189,48 @@ def main():
               f"{ratio} {med['unclaimed'] / med['tracesql']:>9.2f}x")
     print(f"(engines: {', '.join(engines)}; vs duckdb = tracesql / duckdb, goal <= 1.0 "
           "+ the process start; claim buys = unclaimed / tracesql)")
+
+
+def containment(args, window, con, command):
+    """The CONTAINMENT questions: tracesql as a command, in-process (when the `tracesql`
+    module is installed) and, with --baseline, another build as a command; DuckDB in-process."""
+    ranges = window + "-ranges.parquet"
+    if not os.path.exists(ranges):
+        subprocess.run([args.bin, "query", "--window", window, "--format", "parquet", "-o",
+                        ranges, RANGES], check=True, stdout=subprocess.DEVNULL)
+    con.sql(f"create or replace view ranges as select * from read_parquet('{ranges}')")
+    external = f"create external table ranges stored as parquet location '{ranges}'; "
+    runs = {"tracesql": lambda sql: command(window, external + sql)}
+    try:
+        import tracesql
+
+        session = tracesql.open(window)
+        session.sql(external.rstrip("; ")).to_arrow()
+        runs["in-process"] = lambda sql: (lambda: session.sql(sql).to_arrow())
+    except ImportError:
+        print("(no `tracesql` module in this Python: no in-process column; "
+              "scripts/bench-python.sh builds and installs it)")
+    if args.baseline:
+        runs["baseline"] = lambda sql: (lambda: subprocess.run(
+            [args.baseline, "query", "--window", window, "--format", "csv", external + sql],
+            check=True, stdout=subprocess.DEVNULL))
+    runs["duckdb"] = lambda sql: (lambda: con.sql(sql).arrow())
+    print(f"{'containment':<15} " + " ".join(f"{e:>22}" for e in runs) + f" {'vs duckdb':>10}")
+    for name, sql in CONTAINMENT.items():
+        engines = {e: make(sql) for e, make in runs.items()}
+        for run in engines.values():
+            run()  # warm
+        times = {e: [] for e in engines}
+        for _ in range(args.rounds):
+            for engine, run in engines.items():
+                t0 = time.perf_counter()
+                run()
+                times[engine].append(time.perf_counter() - t0)
+        ratio = statistics.median(times["tracesql"]) / statistics.median(times["duckdb"])
+        print(f"{name:<15} " + " ".join(f"{span(t):>22}" for t in times.values())
+              + f" {ratio:>9.2f}x")
+    print("(tracesql and baseline: whole commands; in-process and duckdb: queries in this "
+          "process; vs duckdb = tracesql (command) / duckdb)")
 
 
 if __name__ == "__main__":

@@ -11,10 +11,12 @@
 //! ```
 //!
 //! and puts [`IntervalJoinExec`] in the join's place. The build side's rows are grouped by the
-//! join's equal keys and sorted by `start`; over each group, a tree holds the greatest `end`
-//! of each run of rows. A probe row's candidates are then the rows of its group before the
-//! first `start > hi` (a binary search) whose `end >= lo` (a descent into the subtrees whose
-//! greatest end reaches `lo`), found in time proportional to their number:
+//! join's equal keys and sorted by `start`. A probe row meets the rows of its group before the
+//! first `start > hi` (a binary search) whose `end >= lo`. Where a group's ends come in order
+//! too (points such as a call's `ts`; ranges that do not nest, such as steps) those are a
+//! slice, a second binary search. Else (nested annotations, overlapping kernels) a tree holds
+//! the greatest `end` of each run of rows, and a descent skips the runs whose greatest end is
+//! below `lo`: time in proportion to the rows found, not to the group.
 //!
 //! ```text
 //!   build rows by start:   [s0,e0] [s1,e1] [s2,e2] [s3,e3] [s4,e4] [s5,e5]
@@ -23,11 +25,11 @@
 //!                           max(e0,e1)  max(e2,e3)              (skip a run whose max < lo)
 //! ```
 //!
-//! A point is a row whose start and end are one column (a call's `ts` against a range):
-//! its candidates are a slice of the sorted rows, two binary searches. Candidates are then
-//! checked against the join's whole filter, so the answer is the hash join's, row for row; a
-//! probe row's matches come in build start order and probe rows keep their order.
-//! `annotation_call` over a 1 M-event window: see docs/engine.md, "Interval joins".
+//! The pairs found meet both bounds exactly (NULLs meet nothing); the filter's other conjuncts
+//! are checked on them, so the answer is the hash join's, row for row. A probe row's matches
+//! come in build start order and probe rows keep their order.
+//! Figures (containment questions against DuckDB and DataFusion's own plans): docs/engine.md,
+//! "Interval joins".
 
 use std::collections::HashMap;
 use std::fmt;
@@ -46,7 +48,9 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Operator;
 use datafusion::physical_expr::expressions::{BinaryExpr, Column};
-use datafusion::physical_expr::{split_conjunction, PhysicalExpr, PhysicalExprRef};
+use datafusion::physical_expr::{
+    conjunction_opt, split_conjunction, PhysicalExpr, PhysicalExprRef,
+};
 use datafusion::physical_optimizer::PhysicalOptimizerRule;
 use datafusion::physical_plan::joins::utils::JoinFilter;
 use datafusion::physical_plan::joins::{HashJoinExec, NestedLoopJoinExec, PartitionMode};
@@ -58,6 +62,7 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, InputDistributionRequirements, PlanProperties,
     SendableRecordBatchStream,
 };
+use foldhash::fast::FixedState;
 use futures::{stream, StreamExt, TryStreamExt};
 use tokio::sync::OnceCell;
 
@@ -88,23 +93,28 @@ impl PhysicalOptimizerRule for IntervalJoinRule {
     }
 }
 
-/// The two bounds, each side's expressions over its own input's columns: a build row is a
-/// candidate for a probe row when `start <= hi` and `end >= lo`.
+/// The two bounds, each side's expressions over its own input's columns: a build row meets a
+/// probe row when `start <= hi` (`<` when `start_strict`) and `end >= lo` (`>` when
+/// `end_strict`). `rest`: the filter's other conjuncts, checked on the rows that meet.
 #[derive(Debug, Clone)]
 struct Bounds {
     start: PhysicalExprRef,
     end: PhysicalExprRef,
     hi: PhysicalExprRef,
     lo: PhysicalExprRef,
+    start_strict: bool,
+    end_strict: bool,
+    rest: Option<PhysicalExprRef>,
 }
 
 impl Bounds {
     /// The first `build <= probe` and the first `build >= probe` among the filter's
     /// conjuncts (strict or not, written either way round), over BIGINT values.
     fn of(filter: &JoinFilter) -> DfResult<Option<Bounds>> {
-        let (mut upper, mut lower) = (None, None);
+        let (mut upper, mut lower, mut rest) = (None, None, vec![]);
         for conjunct in split_conjunction(filter.expression()) {
             let Some(b) = conjunct.downcast_ref::<BinaryExpr>() else {
+                rest.push(conjunct.clone());
                 continue;
             };
             let (l, r) = (side_of(b.left(), filter), side_of(b.right(), filter));
@@ -112,29 +122,34 @@ impl Bounds {
                 (Some(JoinSide::Left), Some(JoinSide::Right)) => (b.left(), b.right(), *b.op()),
                 (Some(JoinSide::Right), Some(JoinSide::Left)) => match b.op().swap() {
                     Some(op) => (b.right(), b.left(), op),
-                    None => continue,
+                    None => (b.right(), b.left(), Operator::Eq),
                 },
-                _ => continue,
+                _ => (b.left(), b.right(), Operator::Eq),
             };
-            if !is_bigint(build, filter)? || !is_bigint(probe, filter)? {
-                continue;
-            }
-            let pair = (on_side(build, filter)?, on_side(probe, filter)?);
+            let bigints = is_bigint(build, filter)? && is_bigint(probe, filter)?;
+            let side = || -> DfResult<_> { Ok((on_side(build, filter)?, on_side(probe, filter)?)) };
             match op {
-                Operator::Lt | Operator::LtEq if upper.is_none() => upper = Some(pair),
-                Operator::Gt | Operator::GtEq if lower.is_none() => lower = Some(pair),
-                _ => {}
+                Operator::Lt | Operator::LtEq if bigints && upper.is_none() => {
+                    upper = Some((side()?, op == Operator::Lt))
+                }
+                Operator::Gt | Operator::GtEq if bigints && lower.is_none() => {
+                    lower = Some((side()?, op == Operator::Gt))
+                }
+                _ => rest.push(conjunct.clone()),
             }
         }
         Ok(match (upper, lower) {
-            (Some((start, hi)), Some((end, lo))) => Some(Bounds { start, end, hi, lo }),
+            (Some(((start, hi), start_strict)), Some(((end, lo), end_strict))) => Some(Bounds {
+                start,
+                end,
+                hi,
+                lo,
+                start_strict,
+                end_strict,
+                rest: conjunction_opt(rest),
+            }),
             _ => None,
         })
-    }
-
-    /// Whether the build rows are points (start and end one expression).
-    fn points(&self) -> bool {
-        self.start.as_ref() == self.end.as_ref()
     }
 }
 
@@ -422,18 +437,7 @@ struct Build {
     batch: RecordBatch,
     /// `None` without keys: one group of every row
     converter: Option<RowConverter>,
-    groups: HashMap<Box<[u8]>, Group>,
-    points: bool,
-}
-
-/// One key's rows by start, and the greatest end of each run of them (a max tree: leaves at
-/// `size + i`, node `n`'s children `2n` and `2n + 1`).
-#[derive(Debug)]
-struct Group {
-    start: Vec<i64>,
-    end: Vec<i64>,
-    row: Vec<u32>,
-    max_end: Vec<i64>,
+    groups: HashMap<Box<[u8]>, Group, FixedState>,
 }
 
 impl Build {
@@ -441,7 +445,7 @@ impl Build {
         let start = bigints(&bounds.start, &batch)?;
         let end = bigints(&bounds.end, &batch)?;
         let (converter, rows) = key_rows(keys, &batch)?;
-        let mut members: HashMap<Box<[u8]>, Vec<(i64, i64, u32)>> = HashMap::new();
+        let mut members: HashMap<Box<[u8]>, Vec<(i64, i64, u32)>, FixedState> = HashMap::default();
         let (start_values, end_values) = (
             start.as_primitive::<Int64Type>(),
             end.as_primitive::<Int64Type>(),
@@ -468,46 +472,64 @@ impl Build {
             batch,
             converter,
             groups,
-            points: bounds.points(),
         })
     }
 }
 
+/// One key's rows by start. When their ends come in order too (points, ranges that do not
+/// nest) the rows that meet a probe row are a slice; else `max_end` is a tree of the greatest
+/// end of each run of rows (leaves at `size + i`, node `n`'s children `2n` and `2n + 1`).
+#[derive(Debug)]
+struct Group {
+    start: Vec<i64>,
+    end: Vec<i64>,
+    row: Vec<u32>,
+    max_end: Option<Vec<i64>>,
+}
+
 impl Group {
     fn new(rows: Vec<(i64, i64, u32)>) -> Group {
-        let size = rows.len().next_power_of_two();
-        let mut max_end = vec![i64::MIN; 2 * size];
-        for (i, (_, end, _)) in rows.iter().enumerate() {
-            max_end[size + i] = *end;
-        }
-        for n in (1..size).rev() {
-            max_end[n] = max_end[2 * n].max(max_end[2 * n + 1]);
-        }
+        let start: Vec<i64> = rows.iter().map(|r| r.0).collect();
+        let end: Vec<i64> = rows.iter().map(|r| r.1).collect();
+        let max_end = (!end.is_sorted()).then(|| {
+            let size = end.len().next_power_of_two();
+            let mut tree = vec![i64::MIN; 2 * size];
+            tree[size..size + end.len()].copy_from_slice(&end);
+            for n in (1..size).rev() {
+                tree[n] = tree[2 * n].max(tree[2 * n + 1]);
+            }
+            tree
+        });
         Group {
-            start: rows.iter().map(|r| r.0).collect(),
-            end: rows.iter().map(|r| r.1).collect(),
+            start,
+            end,
             row: rows.iter().map(|r| r.2).collect(),
             max_end,
         }
     }
 
-    /// Pushes the rows with `start <= hi` and `end >= lo`, in start order.
-    fn candidates(&self, hi: i64, lo: i64, points: bool, out: &mut Vec<u32>) {
+    /// Pushes the rows with `start <= hi` and `end >= lo`, in start order (`stack`: the
+    /// descent's, kept from call to call).
+    fn meeting(
+        &self,
+        hi: i64,
+        lo: i64,
+        stack: &mut Vec<(usize, usize, usize)>,
+        out: &mut Vec<u32>,
+    ) {
         let before = self.start.partition_point(|&s| s <= hi);
-        if points {
-            // start and end are one value: a slice
-            let from = self.start[..before].partition_point(|&s| s < lo);
+        let Some(max_end) = &self.max_end else {
+            // ends in order: a slice
+            let from = self.end[..before].partition_point(|&e| e < lo);
             out.extend_from_slice(&self.row[from..before]);
             return;
-        }
-        let size = self.max_end.len() / 2;
-        let mut stack = vec![(1usize, 0usize, size)];
+        };
+        stack.push((1, 0, max_end.len() / 2));
         while let Some((node, first, width)) = stack.pop() {
-            if first >= before || self.max_end[node] < lo {
+            if first >= before || max_end[node] < lo {
                 continue;
             }
             if width == 1 {
-                debug_assert!(self.end[first] >= lo);
                 out.push(self.row[first]);
                 continue;
             }
@@ -588,6 +610,7 @@ impl Joiner {
             }
         };
         let (mut build_rows, mut probe_rows, mut parts) = (vec![], vec![], vec![]);
+        let mut stack = vec![];
         for i in 0..batch.num_rows() {
             if hi.is_null(i) || lo.is_null(i) {
                 continue;
@@ -595,12 +618,19 @@ impl Joiner {
             let Some(group) = key_of(&rows, i).and_then(|k| build.groups.get(k)) else {
                 continue;
             };
-            group.candidates(
-                hi_values.value(i),
-                lo_values.value(i),
-                build.points,
-                &mut build_rows,
-            );
+            // strict bounds as inclusive ones: start < hi is start <= hi - 1
+            let hi = match self.bounds.start_strict {
+                true => hi_values.value(i).checked_sub(1),
+                false => Some(hi_values.value(i)),
+            };
+            let lo = match self.bounds.end_strict {
+                true => lo_values.value(i).checked_add(1),
+                false => Some(lo_values.value(i)),
+            };
+            let (Some(hi), Some(lo)) = (hi, lo) else {
+                continue;
+            };
+            group.meeting(hi, lo, &mut stack, &mut build_rows);
             probe_rows.resize(build_rows.len(), i as u32);
             if build_rows.len() >= self.batch_size {
                 parts.extend(self.matched(build, batch, &build_rows, &probe_rows)?);
@@ -617,7 +647,7 @@ impl Joiner {
         Ok(parts)
     }
 
-    /// The candidate pairs that pass the whole filter, as output rows (none: `None`).
+    /// The pairs that meet and pass the rest of the filter, as output rows (none: `None`).
     fn matched(
         &self,
         build: &Build,
@@ -626,28 +656,24 @@ impl Joiner {
         probe_rows: &[u32],
     ) -> DfResult<Option<RecordBatch>> {
         self.candidates.add(build_rows.len());
-        let (build_rows, probe_rows) = (
-            UInt32Array::from(build_rows.to_vec()),
-            UInt32Array::from(probe_rows.to_vec()),
-        );
-        let columns = self
-            .filter
-            .column_indices()
-            .iter()
-            .map(|c| match c.side {
-                JoinSide::Left => take(build.batch.column(c.index), &build_rows, None),
-                _ => take(batch.column(c.index), &probe_rows, None),
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        let pairs = RecordBatch::try_new(self.filter.schema().clone(), columns)?;
-        let keep = self
-            .filter
-            .expression()
-            .evaluate(&pairs)?
-            .into_array(pairs.num_rows())?;
-        let keep = keep.as_boolean();
-        let build_rows = filter_array(&build_rows, keep)?;
-        let probe_rows = filter_array(&probe_rows, keep)?;
+        let mut build_rows = UInt32Array::from(build_rows.to_vec());
+        let mut probe_rows = UInt32Array::from(probe_rows.to_vec());
+        if let Some(rest) = &self.bounds.rest {
+            let columns = self
+                .filter
+                .column_indices()
+                .iter()
+                .map(|c| match c.side {
+                    JoinSide::Left => take(build.batch.column(c.index), &build_rows, None),
+                    _ => take(batch.column(c.index), &probe_rows, None),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            let pairs = RecordBatch::try_new(self.filter.schema().clone(), columns)?;
+            let keep = rest.evaluate(&pairs)?.into_array(pairs.num_rows())?;
+            let keep = keep.as_boolean();
+            build_rows = filter_array(&build_rows, keep)?.as_primitive().clone();
+            probe_rows = filter_array(&probe_rows, keep)?.as_primitive().clone();
+        }
         if build_rows.is_empty() {
             return Ok(None);
         }

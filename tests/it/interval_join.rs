@@ -63,8 +63,9 @@ fn table(rows: &[[Option<i64>; 4]], parts: usize) -> Arc<MemTable> {
 }
 
 /// The questions: calls in ranges (either side built), strict bounds, no keys, overlaps,
-/// expressions as bounds, a filter beyond the bounds, and only a count.
-const QUERIES: [&str; 8] = [
+/// expressions as bounds, filters beyond the bounds (bounds among them), only a count, and
+/// ranges of one length (their ends in order: a slice, not the tree).
+const QUERIES: [&str; 10] = [
     "select r.id, p.id from r join p on p.k = r.k and p.s >= r.s and p.s <= r.e",
     "select r.id, p.id from p join r on p.k = r.k where r.s < p.s and p.s < r.e",
     "select r.id, p.id from r join p on p.s between r.s and r.e",
@@ -73,6 +74,10 @@ const QUERIES: [&str; 8] = [
     "select r.id, p.id from r join p on p.k = r.k \
      and coalesce(p.e, p.s) >= r.s + 10 and coalesce(p.e, p.s) < r.e - 10",
     "select count(*) from r join p on p.k = r.k and p.s >= r.s and p.s <= r.e",
+    "select q.id, p.id from (select k, s, s + 70 as e, id from r) q join p on p.k = q.k \
+     and p.s >= q.s and p.s <= q.e",
+    "select r.id, p.id from r join p on p.s > r.s and p.s <= r.e and p.e < r.e + 20 \
+     and p.s >= r.s",
     "select r.k, count(*), sum(p.e - p.s) from r join p on p.k = r.k and r.s <= p.e \
      and p.s <= r.e group by r.k",
 ];
