@@ -611,11 +611,17 @@ impl Joiner {
         };
         let (mut build_rows, mut probe_rows, mut parts) = (vec![], vec![], vec![]);
         let mut stack = vec![];
+        // without keys, one group: looked up once, not per row
+        let only_group = build.groups.get(&[][..]);
         for i in 0..batch.num_rows() {
             if hi.is_null(i) || lo.is_null(i) {
                 continue;
             }
-            let Some(group) = key_of(&rows, i).and_then(|k| build.groups.get(k)) else {
+            let group = match (&rows, &only_group) {
+                (None, group) => *group,
+                (rows, _) => key_of(rows, i).and_then(|k| build.groups.get(k)),
+            };
+            let Some(group) = group else {
                 continue;
             };
             // strict bounds as inclusive ones: start < hi is start <= hi - 1
