@@ -193,7 +193,7 @@ fn on_side(expr: &PhysicalExprRef, filter: &JoinFilter) -> DfResult<PhysicalExpr
 }
 
 /// An inner join of `left` (built, grouped by the `on` keys and sorted by start) and `right`
-/// (streamed) by [`Bounds`], then by the whole filter; see the module's figure.
+/// (streamed) by [`Bounds`], then by the filter's other conjuncts; see the module's figure.
 #[derive(Debug)]
 pub struct IntervalJoinExec {
     left: Arc<dyn ExecutionPlan>,
@@ -348,19 +348,12 @@ impl ExecutionPlan for IntervalJoinExec {
         let [left, right]: [Arc<dyn ExecutionPlan>; 2] = children
             .try_into()
             .map_err(|_| DataFusionError::Internal("IntervalJoinExec has two inputs".into()))?;
-        Ok(Arc::new(IntervalJoinExec {
-            left,
-            right,
-            on: self.on.clone(),
-            filter: self.filter.clone(),
-            bounds: self.bounds.clone(),
-            collect_left: self.collect_left,
-            projection: self.projection.clone(),
-            properties: self.properties.clone(),
-            distribution: self.distribution.clone(),
-            build: Arc::default(),
-            metrics: ExecutionPlanMetricsSet::new(),
-        }))
+        Ok(Arc::new(self.fresh(left, right)))
+    }
+
+    /// A recursive query runs the plan again over new rows: the build side is built again.
+    fn reset_state(self: Arc<Self>) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(Arc::new(self.fresh(self.left.clone(), self.right.clone())))
     }
 
     fn execute(
@@ -426,10 +419,33 @@ impl ExecutionPlan for IntervalJoinExec {
 }
 
 impl IntervalJoinExec {
+    /// This join over `left` and `right`, with nothing built or measured yet.
+    fn fresh(&self, left: Arc<dyn ExecutionPlan>, right: Arc<dyn ExecutionPlan>) -> Self {
+        IntervalJoinExec {
+            left,
+            right,
+            on: self.on.clone(),
+            filter: self.filter.clone(),
+            bounds: self.bounds.clone(),
+            collect_left: self.collect_left,
+            projection: self.projection.clone(),
+            properties: self.properties.clone(),
+            distribution: self.distribution.clone(),
+            build: Arc::default(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        }
+    }
+
     fn build_keys(&self) -> Vec<PhysicalExprRef> {
         self.on.iter().map(|(l, _)| l.clone()).collect()
     }
 }
+
+/// Per value of the join keys (as the bytes of a `RowConverter` row), a `T`.
+type ByKey<T> = HashMap<Box<[u8]>, T, FixedState>;
+
+/// A batch's join keys as rows of bytes, and the key columns (for their NULLs).
+type KeyRows = (Rows, Vec<ArrayRef>);
 
 /// The build side: its rows, and per value of the join keys the rows in start order.
 #[derive(Debug)]
@@ -437,7 +453,7 @@ struct Build {
     batch: RecordBatch,
     /// `None` without keys: one group of every row
     converter: Option<RowConverter>,
-    groups: HashMap<Box<[u8]>, Group, FixedState>,
+    groups: ByKey<Group>,
 }
 
 impl Build {
@@ -445,7 +461,7 @@ impl Build {
         let start = bigints(&bounds.start, &batch)?;
         let end = bigints(&bounds.end, &batch)?;
         let (converter, rows) = key_rows(keys, &batch)?;
-        let mut members: HashMap<Box<[u8]>, Vec<(i64, i64, u32)>, FixedState> = HashMap::default();
+        let mut members: ByKey<Vec<(i64, i64, u32)>> = HashMap::default();
         let (start_values, end_values) = (
             start.as_primitive::<Int64Type>(),
             end.as_primitive::<Int64Type>(),
@@ -548,7 +564,7 @@ fn bigints(expr: &PhysicalExprRef, batch: &RecordBatch) -> DfResult<ArrayRef> {
 fn key_rows(
     keys: &[PhysicalExprRef],
     batch: &RecordBatch,
-) -> DfResult<(Option<RowConverter>, Option<(Rows, Vec<ArrayRef>)>)> {
+) -> DfResult<(Option<RowConverter>, Option<KeyRows>)> {
     if keys.is_empty() {
         return Ok((None, None));
     }
@@ -567,7 +583,7 @@ fn key_rows(
 }
 
 /// Row `i`'s key, or `None` when one of its keys is NULL.
-fn key_of(rows: &Option<(Rows, Vec<ArrayRef>)>, i: usize) -> Option<&[u8]> {
+fn key_of(rows: &Option<KeyRows>, i: usize) -> Option<&[u8]> {
     match rows {
         None => Some(&[]),
         Some((_, columns)) if columns.iter().any(|c| c.is_null(i)) => None,
