@@ -108,6 +108,20 @@ def unclaimed_copy(window, out):
             os.symlink(os.path.abspath(src), dst)
 
 
+def interleaved(runs, rounds):
+    """Each engine's times (s) over `rounds` rounds, one run of each per round, after a warm
+    run of each (files in the page cache)."""
+    for run in runs.values():
+        run()
+    times = {e: [] for e in runs}
+    for _ in range(rounds):
+        for engine, run in runs.items():
+            t0 = time.perf_counter()
+            run()
+            times[engine].append(time.perf_counter() - t0)
+    return times
+
+
 def span(times):
     return f"{statistics.median(times) * 1000:7.1f} [{min(times) * 1000:.0f}-{max(times) * 1000:.0f}]"
 
@@ -145,9 +159,9 @@ def main():
     n_kernels = con.sql("select count(*) from kernel").fetchall()[0][0]
     print(f"window: {window} ({n_kernels} kernels); {args.rounds} interleaved rounds, ms")
 
-    def command(w, sql):
+    def command(w, sql, binary=args.bin):
         def run():
-            subprocess.run([args.bin, "query", "--window", w, "--format", "csv", sql],
+            subprocess.run([binary, "query", "--window", w, "--format", "csv", sql],
                            check=True, stdout=subprocess.DEVNULL)
         return run
 
@@ -174,14 +188,7 @@ def suite(args, window, plain, con, command):
         runs = {"tracesql": command(window, sql), "unclaimed": command(plain, sql)}
         if name not in VIEW_ONLY:
             runs["duckdb"] = lambda sql=sql: con.sql(sql).arrow()
-        for run in runs.values():
-            run()  # warm: files in the page cache
-        times = {e: [] for e in runs}
-        for _ in range(args.rounds):
-            for engine, run in runs.items():
-                t0 = time.perf_counter()
-                run()
-                times[engine].append(time.perf_counter() - t0)
+        times = interleaved(runs, args.rounds)
         med = {e: statistics.median(t) for e, t in times.items()}
         duck = f"{span(times['duckdb']):>28}" if "duckdb" in med else f"{'-':>28}"
         ratio = f"{med['tracesql'] / med['duckdb']:>9.2f}x" if "duckdb" in med else f"{'-':>10}"
@@ -211,21 +218,11 @@ def containment(args, window, con, command):
         print("(no `tracesql` module in this Python: no in-process column; "
               "scripts/bench-python.sh builds and installs it)")
     if args.baseline:
-        runs["baseline"] = lambda sql: (lambda: subprocess.run(
-            [args.baseline, "query", "--window", window, "--format", "csv", external + sql],
-            check=True, stdout=subprocess.DEVNULL))
+        runs["baseline"] = lambda sql: command(window, external + sql, args.baseline)
     runs["duckdb"] = lambda sql: (lambda: con.sql(sql).arrow())
     print(f"{'containment':<15} " + " ".join(f"{e:>22}" for e in runs) + f" {'vs duckdb':>10}")
     for name, sql in CONTAINMENT.items():
-        engines = {e: make(sql) for e, make in runs.items()}
-        for run in engines.values():
-            run()  # warm
-        times = {e: [] for e in engines}
-        for _ in range(args.rounds):
-            for engine, run in engines.items():
-                t0 = time.perf_counter()
-                run()
-                times[engine].append(time.perf_counter() - t0)
+        times = interleaved({e: make(sql) for e, make in runs.items()}, args.rounds)
         ratio = statistics.median(times["tracesql"]) / statistics.median(times["duckdb"])
         print(f"{name:<15} " + " ".join(f"{span(t):>22}" for t in times.values())
               + f" {ratio:>9.2f}x")

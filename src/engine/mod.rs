@@ -26,6 +26,7 @@
 
 pub mod enclosing;
 mod held_view;
+mod interval_index;
 mod interval_join;
 pub mod last_seen;
 pub mod longest_path;
