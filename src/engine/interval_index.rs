@@ -187,7 +187,7 @@ pub(super) struct Joiner {
 }
 
 impl Joiner {
-    /// The output rows of one probe batch, in batches of at most `batch_size` candidates.
+    /// The output rows of one probe batch, in batches of about `batch_size` pairs.
     pub(super) fn probe(&self, build: &Build, batch: &RecordBatch) -> DfResult<Vec<RecordBatch>> {
         let timer = self.metrics.elapsed_compute().timer();
         let hi = bigints(&self.bounds.hi, batch)?;
