@@ -54,8 +54,8 @@ use datafusion::physical_plan::metrics::{
 };
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
-    DisplayAs, DisplayFormatType, ExecutionPlan, InputDistributionRequirements, PlanProperties,
-    SendableRecordBatchStream,
+    apply_expression_roots, DisplayAs, DisplayFormatType, ExecutionPlan,
+    InputDistributionRequirements, PlanProperties, SendableRecordBatchStream,
 };
 use futures::{stream, StreamExt, TryStreamExt};
 use tokio::sync::OnceCell;
@@ -317,12 +317,7 @@ impl ExecutionPlan for IntervalJoinExec {
         f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
         let keys = self.on.iter().flat_map(|(l, r)| [l, r]);
-        for e in keys.chain([self.filter.expression()]) {
-            if f(e)? == TreeNodeRecursion::Stop {
-                return Ok(TreeNodeRecursion::Stop);
-            }
-        }
-        Ok(TreeNodeRecursion::Continue)
+        apply_expression_roots(keys.chain([self.filter.expression()]), f)
     }
 
     fn input_distribution_requirements(&self) -> InputDistributionRequirements {
