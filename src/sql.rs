@@ -39,11 +39,16 @@ impl SqlObject {
     /// The query of a file that defines a view (`CREATE OR REPLACE VIEW name AS query`), for
     /// registering its rows as something other than a view.
     pub fn query(&self) -> Result<&'static str> {
+        self.query_of(self.text)
+    }
+
+    /// The query of `text`, this file's text with its placeholders expanded.
+    fn query_of<'a>(&self, text: &'a str) -> Result<&'a str> {
         let head = format!("CREATE OR REPLACE VIEW {} AS", self.name);
-        let at = self.text.find(&head).ok_or_else(|| {
+        let at = text.find(&head).ok_or_else(|| {
             Error::Internal(format!("sql/{}: does not start `{head}`", self.path))
         })?;
-        Ok(&self.text[at + head.len()..])
+        Ok(&text[at + head.len()..])
     }
 }
 
@@ -313,12 +318,12 @@ pub async fn create_views(
     Ok(())
 }
 
-/// Run `object`'s expanded `text`; a failure names the file.
+/// Create the view of `object`'s expanded `text` (when a query first reads it, in a window's
+/// catalog: [`crate::catalog::lazy`]); a failure names the file.
 async fn create_view(ctx: &SessionContext, object: &SqlObject, text: &str) -> Result<()> {
-    ctx.sql(text)
-        .await
-        .map_err(|e| Error::Internal(format!("sql/{}: {}", object.path, Error::from(e))))?;
-    Ok(())
+    let origin = format!("sql/{}", object.path);
+    let query = object.query_of(text)?;
+    crate::catalog::lazy::create_view(ctx, object.name, query, text, &origin).await
 }
 
 #[cfg(test)]

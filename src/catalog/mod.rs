@@ -1,7 +1,8 @@
 //! Stage `catalog`: register a checked [`Window`] in a DataFusion `SessionContext`: one table
 //! per kind and side table (absent ones as empty tables of the canonical schema),
 //! `cpu_event` and `cpu_trace` (the CPU traces), `cbid`, `row_order` (which files claim
-//! their rows in time order per stream), then the views of `sql/views/`.
+//! their rows in time order per stream), then the views of `sql/views/`. Views and `cbid`
+//! are built when a query first names them ([`lazy`]).
 //!
 //! In: a [`Window`]. Out: a `SessionContext` ready for SQL.
 
@@ -9,6 +10,7 @@ mod cbid;
 mod cpu_event;
 pub mod cpu_trace;
 pub mod file_order;
+pub mod lazy;
 mod row_order;
 mod trace_doc;
 
@@ -34,8 +36,10 @@ use crate::Result;
 /// A new context with every table of `window` and every view registered.
 pub async fn open(window: &Window) -> Result<SessionContext> {
     let ctx = crate::engine::query_session();
+    lazy::install(&ctx)?;
     register_window(&ctx, window).await?;
     crate::sql::register_views(&ctx, &window.partition_keys).await?;
+    lazy::seal(&ctx);
     Ok(ctx)
 }
 
@@ -94,7 +98,7 @@ pub async fn register_window(ctx: &SessionContext, window: &Window) -> Result<()
         "cpu_trace",
         Arc::new(CpuTraceTable::new(events, traces, &partition_fields)),
     )?;
-    ctx.register_table("cbid", Arc::new(cbid::cbid_table()?))?;
+    lazy::register_table(ctx, "cbid", || Ok(Arc::new(cbid::cbid_table()?)))?;
     let order = row_order::row_order_table(window, &partition_fields, &values_of_windows)?;
     ctx.register_table("row_order", Arc::new(order))?;
     row_order::tell_the_engine(ctx, window)
@@ -139,13 +143,13 @@ async fn register_archive_table(
             _ => column,
         });
     }
-    let sql = format!(
-        "CREATE VIEW {name} AS SELECT {} FROM {raw_name} WHERE {} NOT LIKE '%.tmp'",
+    let query = format!(
+        "SELECT {} FROM {raw_name} WHERE {} NOT LIKE '%.tmp'",
         select.join(", "),
         quote_ident(crate::window::WINDOW_KEY),
     );
-    ctx.sql(&sql).await?;
-    Ok(())
+    let statement = format!("CREATE VIEW {name} AS {query}");
+    lazy::create_view(ctx, name, &query, &statement, "the archive's view").await
 }
 
 fn quote_ident(name: &str) -> String {

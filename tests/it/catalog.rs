@@ -115,3 +115,73 @@ async fn cbid_names_drop_the_version_suffix() {
     .await;
     assert_eq!(got, vec!["cudaLaunchKernel_v7000|cudaLaunchKernel"]);
 }
+
+#[tokio::test]
+async fn views_are_listed_as_views_and_answer_the_same_when_read_at_once() {
+    let ctx = open(&tiny_window()).await;
+    let listed = rows(
+        &ctx,
+        "SELECT table_name FROM information_schema.tables \
+         WHERE table_schema = 'public' AND table_type = 'VIEW' ORDER BY table_name",
+    )
+    .await;
+    let mut views: Vec<String> = tracesql::sql::VIEWS
+        .iter()
+        .map(|v| v.name.to_string())
+        .collect();
+    views.sort();
+    assert_eq!(listed, views);
+
+    // Eight queries plan `launch` (and the views it reads) at the same moment, on first use.
+    let query = "SELECT correlation_id, api_name, name FROM launch ORDER BY correlation_id, name";
+    let at_once = futures::future::join_all((0..8).map(|_| rows(&ctx, query))).await;
+    let alone = rows(&open(&tiny_window()).await, query).await;
+    assert!(!alone.is_empty());
+    for answer in at_once {
+        assert_eq!(answer, alone);
+    }
+}
+
+#[tokio::test]
+async fn a_view_is_planned_when_first_read_and_its_failure_names_its_file() {
+    let ctx = open(&tiny_window()).await;
+    // Registering plans nothing: the mistake in the view shows on its first read.
+    tracesql::catalog::lazy::create_view(
+        &ctx,
+        "broken",
+        "SELECT no_such_column FROM kernel",
+        "CREATE OR REPLACE VIEW broken AS SELECT no_such_column FROM kernel",
+        "sql/views/broken.sql",
+    )
+    .await
+    .unwrap();
+    assert_eq!(rows(&ctx, "SELECT count(*) FROM kernel").await, vec!["4"]);
+    let err = ctx
+        .sql("SELECT * FROM broken")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("sql/views/broken.sql"), "{err}");
+    assert!(err.contains("no_such_column"), "{err}");
+}
+
+#[tokio::test]
+async fn a_users_view_replaces_or_drops_a_built_in_one_which_the_others_still_read() {
+    let ctx = open(&tiny_window()).await;
+    let err = ctx
+        .sql("CREATE VIEW gpu_op AS SELECT 1 AS x")
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("already exists"), "{err}");
+    rows(&ctx, "CREATE OR REPLACE VIEW gpu_op AS SELECT 7 AS x").await;
+    assert_eq!(rows(&ctx, "SELECT x FROM gpu_op").await, vec!["7"]);
+    // The built-in views still read the built-in gpu_op, as when they were planned at open,
+    // though `launch` is planned only now.
+    let launches = "SELECT count(*), sum(dur) FROM launch";
+    let fresh = rows(&open(&tiny_window()).await, launches).await;
+    assert_ne!(fresh, vec!["0|"]);
+    assert_eq!(rows(&ctx, launches).await, fresh);
+    rows(&ctx, "DROP VIEW launch").await;
+    assert!(ctx.sql("SELECT * FROM launch").await.is_err());
+}
