@@ -4,9 +4,12 @@
 # the known order buys, docs/engine.md). Creates its own Python venv with duckdb and pyarrow.
 #
 #   scripts/bench-query.sh [KERNELS] [ROUNDS] [--parts suite,containment] [--baseline BIN]
+#                          [--scale] [--no-duckdb]
 #   (default 10000000 kernels, ~31 M events; 5 rounds). The containment questions get an
 #   in-process column when the venv has the `tracesql` module (scripts/bench-python.sh's wheel:
 #   TRACESQL_BENCH_VENV=~/.cache/tracesql-bench-python), and `--baseline BIN` times another build.
+#   `--scale` runs on KERNELS and on 10x KERNELS and prints what 10x the rows costs each
+#   question; `--no-duckdb` leaves DuckDB out (its containment joins take minutes at 1 M).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 kernels="${1:-10000000}"

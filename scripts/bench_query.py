@@ -136,13 +136,39 @@ def main():
                     help="which tables to print: suite (with the ordered questions), containment")
     ap.add_argument("--baseline", help="another tracesql binary, timed on the containment "
                     "questions (e.g. a build without the interval join)")
+    ap.add_argument("--scale", action="store_true",
+                    help="run on KERNELS and on 10x KERNELS, and print what 10x the rows costs")
+    ap.add_argument("--no-duckdb", dest="duckdb", action="store_false",
+                    help="leave DuckDB out (its containment joins take minutes a round at 1 M kernels)")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    sizes = [args.kernels, args.kernels * 10] if args.scale else [args.kernels]
+    medians = [bench_size(args, kernels) for kernels in sizes]
+    if args.scale:
+        print_scaling(sizes, medians)
 
-    window = os.path.join(args.out, f"synth-{args.kernels}-steps")
+
+def print_scaling(sizes, medians):
+    """What 10x the rows costs, for each question and each of our columns."""
+    small, large = medians
+    print(f"scaling: {sizes[0]} -> {sizes[1]} kernels (median ms; goal: 10x the rows "
+          "costs <= 11x the time)")
+    print(f"{'question':<22} {'engine':<11} {'small':>9} {'large':>10} {'ratio':>7}")
+    for (name, engine), t in small.items():
+        if (name, engine) in large:
+            ratio = large[(name, engine)] / t
+            flag = "" if ratio <= 11 else "  over"
+            print(f"{name:<22} {engine:<11} {t * 1000:9.1f} {large[(name, engine)] * 1000:10.1f} "
+                  f"{ratio:6.2f}x{flag}")
+
+
+def bench_size(args, kernels):
+    """Every part asked for, over a synth window of `kernels` kernels; our engines' medians
+    (s) by (question, engine)."""
+    window = os.path.join(args.out, f"synth-{kernels}-steps")
     if not os.path.exists(os.path.join(window, "window_info.parquet")):
         # kernels are about 32% of synth events
-        events = int(args.kernels / 0.32)
+        events = int(kernels / 0.32)
         t0 = time.perf_counter()
         subprocess.run(
             [args.bin, "synth", "--out", window, "--events", str(events), "--seed", "1",
@@ -172,21 +198,24 @@ def main():
         first.append(time.perf_counter() - t0)
     print(f"first answer (`tracesql query 'select 1'`, whole command): {span(first)}")
 
+    medians = {}
     if "suite" in args.parts:
-        suite(args, window, plain, con, command)
+        medians.update(suite(args, window, plain, con, command))
     if "containment" in args.parts:
-        containment(args, window, con, command)
+        medians.update(containment(args, window, con, command))
+    return medians
 
 
 def suite(args, window, plain, con, command):
     """The query suite and the ORDERED questions: as a command, over the window and over its
     unclaimed copy; DuckDB in-process."""
     engines = ("tracesql", "unclaimed", "duckdb")
+    medians = {}
     print(f"{'query':<12} {'tracesql (command)':>22} {'unclaimed (command)':>22} "
           f"{'duckdb ' + duckdb.__version__ + ' (in-process)':>28} {'vs duckdb':>10} {'claim buys':>10}")
     for name, sql in {**QUERIES, **ORDERED, **VIEW_ONLY}.items():
         runs = {"tracesql": command(window, sql), "unclaimed": command(plain, sql)}
-        if name not in VIEW_ONLY:
+        if name not in VIEW_ONLY and args.duckdb:
             runs["duckdb"] = lambda sql=sql: con.sql(sql).arrow()
         times = interleaved(runs, args.rounds)
         med = {e: statistics.median(t) for e, t in times.items()}
@@ -194,8 +223,10 @@ def suite(args, window, plain, con, command):
         ratio = f"{med['tracesql'] / med['duckdb']:>9.2f}x" if "duckdb" in med else f"{'-':>10}"
         print(f"{name:<12} {span(times['tracesql']):>22} {span(times['unclaimed']):>22} {duck} "
               f"{ratio} {med['unclaimed'] / med['tracesql']:>9.2f}x")
+        medians[(name, "tracesql")] = med["tracesql"]
     print(f"(engines: {', '.join(engines)}; vs duckdb = tracesql / duckdb, goal <= 1.0 "
           "+ the process start; claim buys = unclaimed / tracesql)")
+    return medians
 
 
 def containment(args, window, con, command):
@@ -219,17 +250,22 @@ def containment(args, window, con, command):
               "scripts/bench-python.sh builds and installs it)")
     if args.baseline:
         runs["baseline"] = lambda sql: command(window, external + sql, args.baseline)
-    runs["duckdb"] = lambda sql: (lambda: con.sql(sql).arrow())
+    if args.duckdb:
+        runs["duckdb"] = lambda sql: (lambda: con.sql(sql).arrow())
     ours = [e for e in ("tracesql", "in-process") if e in runs]
+    versus = ours if args.duckdb else []
     print(f"{'containment':<15} " + " ".join(f"{e:>22}" for e in runs)
-          + "".join(f" {e + ' / duckdb':>22}" for e in ours))
+          + "".join(f" {e + ' / duckdb':>22}" for e in versus))
+    medians = {}
     for name, sql in CONTAINMENT.items():
         times = interleaved({e: make(sql) for e, make in runs.items()}, args.rounds)
-        duck = statistics.median(times["duckdb"])
+        med = {e: statistics.median(t) for e, t in times.items()}
         print(f"{name:<15} " + " ".join(f"{span(t):>22}" for t in times.values())
-              + "".join(f" {statistics.median(times[e]) / duck:>21.2f}x" for e in ours))
+              + "".join(f" {med[e] / med['duckdb']:>21.2f}x" for e in versus))
+        medians.update({(name, e): med[e] for e in ours})
     print("(tracesql and baseline: whole commands; in-process and duckdb: queries in this "
           "process; goal: in-process <= 1.0x, the command <= 1.0x + the process start)")
+    return medians
 
 
 if __name__ == "__main__":
