@@ -15,7 +15,7 @@ use std::sync::{Arc, Weak};
 use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::common::{exec_err, DataFusionError};
-use datafusion::config::ConfigOptions;
+use datafusion::config::{CatalogOptions, ConfigOptions};
 use datafusion::datasource::{TableType, ViewTable};
 use datafusion::execution::session_state::SessionState;
 use datafusion::optimizer::analyzer::type_coercion::TypeCoercion;
@@ -85,7 +85,7 @@ impl std::fmt::Debug for LazySchema {
 
 /// Make `ctx`'s default schema a [`LazySchema`], empty.
 pub fn install(ctx: &SessionContext) -> Result<()> {
-    let options = ctx.state().config().options().catalog.clone();
+    let options = catalog_options(ctx);
     let catalog = ctx
         .catalog(&options.default_catalog)
         .ok_or_else(|| Error::Internal(format!("no catalog {}", options.default_catalog)))?;
@@ -109,12 +109,18 @@ pub fn seal(ctx: &SessionContext) {
 
 /// `ctx`'s [`LazySchema`], if [`install`] gave it one.
 fn lazy_schema(ctx: &SessionContext) -> Option<Arc<LazySchema>> {
-    let options = ctx.state().config().options().catalog.clone();
+    let options = catalog_options(ctx);
     let schema = ctx
         .catalog(&options.default_catalog)?
         .schema(&options.default_schema)?;
     let any: Arc<dyn std::any::Any + Send + Sync> = schema;
     any.downcast::<LazySchema>().ok()
+}
+
+/// The names of `ctx`'s default catalog and schema (read in place: `ctx.state()` would copy
+/// the whole session, its function registry included).
+fn catalog_options(ctx: &SessionContext) -> CatalogOptions {
+    ctx.state_ref().read().config().options().catalog.clone()
 }
 
 /// Create the view `name` (`statement` is `CREATE [OR REPLACE] VIEW name AS query`): planned
