@@ -150,7 +150,16 @@ struct Sorted {
 }
 
 fn chunks(sorted: Sorted, batch_size: usize) -> DfResult<Vec<RecordBatch>> {
-    (sorted.permutation.chunks(batch_size.max(1)))
+    let n = sorted.permutation.len();
+    let batch_size = batch_size.max(1);
+    // Rows already in order (a file in the claimed order): slices of the batch, no copy.
+    if (sorted.permutation.iter().enumerate()).all(|(i, row)| i == *row as usize) {
+        return Ok((0..n)
+            .step_by(batch_size)
+            .map(|at| sorted.batch.slice(at, batch_size.min(n - at)))
+            .collect());
+    }
+    (sorted.permutation.chunks(batch_size))
         .map(|part| {
             Ok(take_record_batch(
                 &sorted.batch,
@@ -211,8 +220,12 @@ fn stream_sorted(
     }
 
     // Each group checked; one out of order is sorted (stably, so ties keep file order).
-    let by_all = LexicographicalComparator::try_new(&columns)?;
-    let cmp = |a: &u32, b: &u32| by_all.compare(*a as usize, *b as usize);
+    // Within a group its keys are equal: only the keys after them order the rows.
+    if group_len == columns.len() {
+        return Ok(Sorted { batch, permutation });
+    }
+    let by_rest = LexicographicalComparator::try_new(&columns[group_len..])?;
+    let cmp = |a: &u32, b: &u32| by_rest.compare(*a as usize, *b as usize);
     for (start, end) in ranges {
         let rows = &mut permutation[start..end];
         if rows
@@ -236,7 +249,13 @@ fn group_ids(keys: &[SortColumn]) -> DfResult<(Vec<u32>, Vec<usize>)> {
         if let Some(values) = key.values.as_primitive_opt::<Int64Type>() {
             if values.null_count() == 0 {
                 let mut ids: HashMap<i64, u32, _> = HashMap::with_hasher(hasher);
-                for (row, v) in values.values().iter().enumerate() {
+                let values = values.values();
+                for (row, v) in values.iter().enumerate() {
+                    // Rows of a group come in runs: the row before names the same one.
+                    if row > 0 && values[row - 1] == *v {
+                        group_of.push(group_of[row - 1]);
+                        continue;
+                    }
                     let next = firsts.len() as u32;
                     let id = *ids.entry(*v).or_insert_with(|| {
                         firsts.push(row);
@@ -255,7 +274,14 @@ fn group_ids(keys: &[SortColumn]) -> DfResult<(Vec<u32>, Vec<usize>)> {
     let arrays: Vec<ArrayRef> = keys.iter().map(|k| k.values.clone()).collect();
     let rows = RowConverter::new(fields)?.convert_columns(&arrays)?;
     let mut ids: HashMap<&[u8], u32, _> = HashMap::with_hasher(hasher);
+    let mut before: Option<&[u8]> = None;
     for (row, key) in rows.iter().enumerate() {
+        let key_bytes = key.data();
+        if before == Some(key_bytes) {
+            group_of.push(group_of[row - 1]);
+            continue;
+        }
+        before = Some(key_bytes);
         let next = firsts.len() as u32;
         let id = *ids.entry(key.data()).or_insert_with(|| {
             firsts.push(row);
@@ -341,6 +367,44 @@ mod tests {
         let sorted = stream_sorted(&b.schema(), &parts, order, group_len).unwrap();
         let out = chunks(sorted, 3).unwrap();
         rows(&concat_batches(&b.schema(), &out).unwrap())
+    }
+
+    #[test]
+    fn rows_already_in_order_come_out_as_batch_size_slices_and_others_reordered() {
+        let in_order = batch(&[
+            (
+                "stream_id",
+                vec![Some(1), Some(1), Some(2), Some(2), Some(2)],
+            ),
+            (
+                "start_ns",
+                vec![Some(1), Some(2), Some(1), Some(3), Some(5)],
+            ),
+        ]);
+        let o = order(
+            &in_order.schema(),
+            &[("stream_id", false), ("start_ns", false)],
+        );
+        for b in [in_order.clone(), in_order.slice(2, 3)] {
+            let sorted = stream_sorted(&b.schema(), std::slice::from_ref(&b), &o, 1).unwrap();
+            let parts = chunks(sorted, 2).unwrap();
+            let sizes: Vec<usize> = parts.iter().map(RecordBatch::num_rows).collect();
+            assert_eq!(sizes.iter().sum::<usize>(), b.num_rows());
+            assert!(sizes.iter().all(|n| *n <= 2), "{sizes:?}");
+            let back = concat_batches(&b.schema(), &parts).unwrap();
+            assert_eq!(rows(&back), reference(&b, &o));
+        }
+        // Streams 2 then 1 in the input: the rows move, in chunks of 2.
+        let swapped = concat_batches(
+            &in_order.schema(),
+            &[in_order.slice(2, 3), in_order.slice(0, 2)],
+        )
+        .unwrap();
+        let sorted =
+            stream_sorted(&swapped.schema(), std::slice::from_ref(&swapped), &o, 1).unwrap();
+        let back = concat_batches(&swapped.schema(), &chunks(sorted, 2).unwrap()).unwrap();
+        assert_eq!(rows(&back), reference(&swapped, &o));
+        assert_eq!(rows(&back), rows(&in_order));
     }
 
     #[test]
