@@ -28,6 +28,7 @@ mod perfetto;
 mod python_writer;
 mod report_html;
 mod reports;
+mod running_window;
 mod schema_errors;
 mod shell;
 mod split;
