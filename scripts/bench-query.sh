@@ -7,7 +7,7 @@
 #                          [--scale] [--no-duckdb]
 #   (default 10000000 kernels, ~31 M events; 5 rounds). The containment questions get an
 #   in-process column when the venv has the `tracesql` module (scripts/bench-python.sh's wheel:
-#   TRACESQL_BENCH_VENV=~/.cache/tracesql-bench-python), and `--baseline BIN` times another build.
+#   TRACESQL_BENCH_VENV=~/.cache/tracesql-bench-python), and `--baseline BIN` times another build on every question.
 #   `--scale` runs on KERNELS and on 10x KERNELS and prints what 10x the rows costs each
 #   question; `--no-duckdb` leaves DuckDB out (its containment joins take minutes at 1 M).
 set -euo pipefail

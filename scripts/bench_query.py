@@ -134,8 +134,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--parts", default="suite,containment",
                     help="which tables to print: suite (with the ordered questions), containment")
-    ap.add_argument("--baseline", help="another tracesql binary, timed on the containment "
-                    "questions (e.g. a build without the interval join)")
+    ap.add_argument("--baseline", help="another tracesql binary (e.g. a build without the "
+                    "interval join), timed on every question as a command")
     ap.add_argument("--scale", action="store_true",
                     help="run on KERNELS and on 10x KERNELS, and print what 10x the rows costs")
     ap.add_argument("--no-duckdb", dest="duckdb", action="store_false",
@@ -208,24 +208,29 @@ def bench_size(args, kernels):
 
 def suite(args, window, plain, con, command):
     """The query suite and the ORDERED questions: as a command, over the window and over its
-    unclaimed copy; DuckDB in-process."""
-    engines = ("tracesql", "unclaimed", "duckdb")
+    unclaimed copy (and, with --baseline, another build's command); DuckDB in-process."""
     medians = {}
+    baseline = f" {'baseline (command)':>22} {'vs baseline':>11}" if args.baseline else ""
     print(f"{'query':<12} {'tracesql (command)':>22} {'unclaimed (command)':>22} "
-          f"{'duckdb ' + duckdb.__version__ + ' (in-process)':>28} {'vs duckdb':>10} {'claim buys':>10}")
+          f"{'duckdb ' + duckdb.__version__ + ' (in-process)':>28} {'vs duckdb':>10} "
+          f"{'claim buys':>10}{baseline}")
     for name, sql in {**QUERIES, **ORDERED, **VIEW_ONLY}.items():
         runs = {"tracesql": command(window, sql), "unclaimed": command(plain, sql)}
+        if args.baseline:
+            runs["baseline"] = command(window, sql, args.baseline)
         if name not in VIEW_ONLY and args.duckdb:
             runs["duckdb"] = lambda sql=sql: con.sql(sql).arrow()
         times = interleaved(runs, args.rounds)
         med = {e: statistics.median(t) for e, t in times.items()}
         duck = f"{span(times['duckdb']):>28}" if "duckdb" in med else f"{'-':>28}"
         ratio = f"{med['tracesql'] / med['duckdb']:>9.2f}x" if "duckdb" in med else f"{'-':>10}"
+        before = (f" {span(times['baseline']):>22} {med['tracesql'] / med['baseline']:>10.2f}x"
+                  if args.baseline else "")
         print(f"{name:<12} {span(times['tracesql']):>22} {span(times['unclaimed']):>22} {duck} "
-              f"{ratio} {med['unclaimed'] / med['tracesql']:>9.2f}x")
+              f"{ratio} {med['unclaimed'] / med['tracesql']:>9.2f}x{before}")
         medians[(name, "tracesql")] = med["tracesql"]
-    print(f"(engines: {', '.join(engines)}; vs duckdb = tracesql / duckdb, goal <= 1.0 "
-          "+ the process start; claim buys = unclaimed / tracesql)")
+    print("(vs duckdb = tracesql / duckdb, goal <= 1.0 + the process start; claim buys = "
+          "unclaimed / tracesql; vs baseline = tracesql / baseline)")
     return medians
 
 

@@ -70,7 +70,7 @@ struct Stack {
 }
 
 /// A start's level (after it) and whether it is one; None for an end or a NULL marker.
-fn step(level: &mut i64, is_start: &ArrayRef, row: usize) -> Option<i64> {
+pub(super) fn step(level: &mut i64, is_start: &ArrayRef, row: usize) -> Option<i64> {
     if !is_start.is_valid(row) {
         return None;
     }

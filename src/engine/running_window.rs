@@ -8,10 +8,13 @@
 //! window's "Sorted" mode), since one pass in input order is then the whole computation:
 //! - `LAG(x)` and `LEAD(x)` (offset 1, no default), `ROW_NUMBER()`;
 //! - `SUM`, `MIN`, `MAX` of a BIGINT and `COUNT` over `ROWS UNBOUNDED PRECEDING` or
-//!   `ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING`.
+//!   `ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING`;
+//! - our own [`super::last_seen`] and [`super::enclosing`] (the critical path's call stacks
+//!   and wait sources).
 //!
 //! A window with any other function is left to DataFusion.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -97,6 +100,13 @@ enum Function {
     Lag(Arc<dyn PhysicalExpr>),
     /// the value of the row after in the partition
     Lead(Arc<dyn PhysicalExpr>),
+    /// the last non-NULL value so far in the partition
+    LastSeen(Arc<dyn PhysicalExpr>),
+    /// the op each start opens inside (`enclosing(is_start, name)`)
+    Enclosing {
+        is_start: Arc<dyn PhysicalExpr>,
+        name: Arc<dyn PhysicalExpr>,
+    },
     /// an aggregate of the partition's rows so far: through this row, or through the one
     /// before (`through_previous`)
     Running {
@@ -118,7 +128,7 @@ enum Aggregate {
 fn function_of(expr: &Arc<dyn WindowExpr>, input: &Schema) -> DfResult<Option<Function>> {
     let output = expr.field()?.data_type().clone();
     if let Some(standard) = expr.as_any().downcast_ref::<StandardWindowExpr>() {
-        return shift_or_row_number(standard, input, &output);
+        return standard_function(standard, input, &output);
     }
     let Some(plain) = expr.as_any().downcast_ref::<PlainAggregateWindowExpr>() else {
         return Ok(None);
@@ -168,8 +178,9 @@ fn no_filter(plain: &PlainAggregateWindowExpr) -> bool {
 
 /// `LAG(x)`, `LEAD(x)` or `ROW_NUMBER()`, told apart by what DataFusion's own evaluator
 /// answers on four rows: that covers the offset, the default, `IGNORE NULLS` and a function
-/// turned around for rows in the reverse order, whatever the SQL said.
-fn shift_or_row_number(
+/// turned around for rows in the reverse order, whatever the SQL said. Or one of our own
+/// window functions.
+fn standard_function(
     standard: &StandardWindowExpr,
     input: &Schema,
     output: &DataType,
@@ -183,6 +194,18 @@ fn shift_or_row_number(
         return Ok(None);
     }
     let args = function.expressions();
+    if **udf.fun() == super::last_seen::udwf() && args.len() == 1 {
+        return Ok(Some(Function::LastSeen(args[0].clone())));
+    }
+    if **udf.fun() == super::enclosing::udwf()
+        && args.len() == 2
+        && args[0].data_type(input)? == DataType::Boolean
+    {
+        return Ok(Some(Function::Enclosing {
+            is_start: args[0].clone(),
+            name: args[1].clone(),
+        }));
+    }
     match (udf.fun().name(), args.as_slice()) {
         ("row_number", []) => {
             let Ok(got) = evaluator.evaluate_all(&[], 4) else {
@@ -204,18 +227,18 @@ fn shift_or_row_number(
             let Ok(probe) = cast(&probe, &arg_type) else {
                 return Ok(None);
             };
-            let Ok(got) = evaluator
-                .evaluate_all(&[probe], 4)
-                .and_then(|a| Ok(cast(&a, &DataType::Int64)?))
-            else {
+            let Ok(got) = evaluator.evaluate_all(std::slice::from_ref(&probe), 4) else {
                 return Ok(None);
             };
-            let lag = Int64Array::from(vec![None, Some(10), None, Some(30)]);
-            let lead = Int64Array::from(vec![None, Some(30), Some(40), None]);
-            let got = got.as_primitive::<Int64Type>();
-            Ok(if got == &lag {
+            let moved =
+                |rows: [Option<u32>; 4]| take(&probe, &UInt32Array::from(rows.to_vec()), None);
+            let (lag, lead) = (
+                moved([None, Some(0), Some(1), Some(2)])?,
+                moved([Some(1), Some(2), Some(3), None])?,
+            );
+            Ok(if got.as_ref() == lag.as_ref() {
                 Some(Function::Lag(x.clone()))
-            } else if got == &lead {
+            } else if got.as_ref() == lead.as_ref() {
                 Some(Function::Lead(x.clone()))
             } else {
                 None
@@ -357,8 +380,26 @@ struct Carry {
     count: i64,
     /// the running aggregate so far (NULL while no value was seen)
     value: Option<i64>,
-    /// the last row's value (`LAG`)
+    /// the last row's value (`LAG`), the last non-NULL value (`last_seen`)
     last: Option<ArrayRef>,
+    /// the running level and, per level, the last op opened there (`enclosing`)
+    level: i64,
+    opened: Vec<(i64, ArrayRef)>,
+}
+
+/// Row `row` of `values` on its own: a text view array would otherwise keep all its
+/// batch's text buffers, and the next batch's would hold those too, and so on.
+fn own_row(values: &ArrayRef, row: usize) -> ArrayRef {
+    compact(values.slice(row, 1))
+}
+
+/// `values` without the text buffers of other rows (view arrays only).
+fn compact(values: ArrayRef) -> ArrayRef {
+    match values.data_type() {
+        DataType::Utf8View => Arc::new(values.as_string_view().gc()),
+        DataType::BinaryView => Arc::new(values.as_binary_view().gc()),
+        _ => values,
+    }
 }
 
 struct Running {
@@ -434,7 +475,7 @@ impl Running {
                 Function::Lag(x) => {
                     let values = x.evaluate(&this.batch)?.into_array(n)?;
                     let column = lag(&this, &values, carry.last.as_ref())?;
-                    carry.last = Some(values.slice(n - 1, 1));
+                    carry.last = Some(own_row(&values, n - 1));
                     column
                 }
                 Function::Lead(x) => {
@@ -446,6 +487,15 @@ impl Running {
                         _ => None,
                     };
                     lead(&this, &values, after.as_ref())?
+                }
+                Function::LastSeen(x) => {
+                    let values = x.evaluate(&this.batch)?.into_array(n)?;
+                    last_seen(&this, &values, carry)?
+                }
+                Function::Enclosing { is_start, name } => {
+                    let is_start = is_start.evaluate(&this.batch)?.into_array(n)?;
+                    let name = name.evaluate(&this.batch)?.into_array(n)?;
+                    enclosing(&this, &is_start, &name, carry)?
                 }
                 Function::Running {
                     aggregate,
@@ -523,6 +573,71 @@ fn lead(this: &Pending, values: &ArrayRef, after: Option<&ArrayRef>) -> DfResult
         indices.push((last_run && after.is_some()).then_some(n as u32));
     }
     Ok(take(&all, &UInt32Array::from(indices), None)?)
+}
+
+/// The last non-NULL value of each partition so far, the one carried from the batch before
+/// first.
+fn last_seen(this: &Pending, values: &ArrayRef, carry: &mut Carry) -> DfResult<ArrayRef> {
+    let (all, shift) = match &carry.last {
+        Some(last) => (concat(&[last.as_ref(), values.as_ref()])?, 1),
+        None => (values.clone(), 0),
+    };
+    let mut indices: Vec<Option<u32>> = Vec::with_capacity(values.len());
+    for (i, run) in this.runs.iter().enumerate() {
+        let mut last = match starts_partition(this, i) {
+            false if shift == 1 => Some(0),
+            _ => None,
+        };
+        for row in run.clone() {
+            if values.is_valid(row) {
+                last = Some((row + shift) as u32);
+            }
+            indices.push(last);
+        }
+    }
+    carry.last = match indices.last() {
+        Some(Some(row)) => Some(own_row(&all, *row as usize)),
+        _ => None,
+    };
+    Ok(compact(take(&all, &UInt32Array::from(indices), None)?))
+}
+
+/// `enclosing(is_start, name)` (see [`super::enclosing`]), the level and the ops open at
+/// each level carried from the batch before.
+fn enclosing(
+    this: &Pending,
+    is_start: &ArrayRef,
+    name: &ArrayRef,
+    carry: &mut Carry,
+) -> DfResult<ArrayRef> {
+    // the carried ops' names first, then the batch's
+    let carried = carry.opened.len();
+    let mut parts: Vec<&dyn Array> = carry.opened.iter().map(|(_, v)| v.as_ref()).collect();
+    parts.push(name.as_ref());
+    let all = concat(&parts)?;
+    let mut opened: HashMap<i64, u32> = (carry.opened.iter().enumerate())
+        .map(|(i, (level, _))| (*level, i as u32))
+        .collect();
+    let mut indices: Vec<Option<u32>> = Vec::with_capacity(name.len());
+    for (i, run) in this.runs.iter().enumerate() {
+        if starts_partition(this, i) {
+            carry.level = 0;
+            opened.clear();
+        }
+        for row in run.clone() {
+            indices.push(
+                super::enclosing::step(&mut carry.level, is_start, row).and_then(|level| {
+                    let parent = opened.get(&(level - 1)).copied();
+                    opened.insert(level, (row + carried) as u32);
+                    parent
+                }),
+            );
+        }
+    }
+    carry.opened = (opened.into_iter())
+        .map(|(level, row)| (level, own_row(&all, row as usize)))
+        .collect();
+    Ok(compact(take(&all, &UInt32Array::from(indices), None)?))
 }
 
 /// The running aggregate of `values` over each partition, through each row or through the

@@ -5,15 +5,16 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, Int64Array, RecordBatch};
+use datafusion::arrow::array::{ArrayRef, BooleanArray, Int64Array, RecordBatch, StringViewArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
 use crate::support::rows;
 
-/// `n` rows of (id, k, j, s, e): k in 0..4 or NULL, j in 0..2; s with ties; e sometimes
-/// NULL, sometimes large enough that a SUM wraps.
+/// `n` rows of (id, k, j, s, e, st, nm): k in 0..4 or NULL, j in 0..2; s with ties; e
+/// sometimes NULL, sometimes large enough that a SUM wraps; st a call stack's start (true) or
+/// end marker, or NULL; nm an op's name (text views), or NULL.
 fn table(seed: u64, n: i64, parts: usize) -> Arc<MemTable> {
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
     let mut next = move |m: u64| {
@@ -33,17 +34,27 @@ fn table(seed: u64, n: i64, parts: usize) -> Arc<MemTable> {
             [Some(id), k, Some(next(2)), Some(next(60)), e]
         })
         .collect();
-    let schema = Arc::new(Schema::new(
-        ["id", "k", "j", "s", "e"]
-            .map(|name| Field::new(name, DataType::Int64, true))
-            .to_vec(),
-    ));
+    let mut fields: Vec<Field> = ["id", "k", "j", "s", "e"]
+        .map(|name| Field::new(name, DataType::Int64, true))
+        .to_vec();
+    fields.push(Field::new("st", DataType::Boolean, true));
+    fields.push(Field::new("nm", DataType::Utf8View, true));
+    let schema = Arc::new(Schema::new(fields));
     let partitions = rows
         .chunks(rows.len().div_ceil(parts))
         .map(|part| {
-            let columns = (0..5)
+            let mut columns: Vec<ArrayRef> = (0..5)
                 .map(|c| Arc::new(Int64Array::from_iter(part.iter().map(|r| r[c]))) as ArrayRef)
                 .collect();
+            // markers and names from the id: starts twice as often as ends, some NULL
+            let id = |r: &[Option<i64>; 5]| r[0].unwrap();
+            columns.push(Arc::new(BooleanArray::from_iter(
+                part.iter()
+                    .map(|r| (id(r) % 11 != 5).then_some(id(r) % 3 != 0)),
+            )));
+            columns.push(Arc::new(StringViewArray::from_iter(part.iter().map(|r| {
+                (id(r) % 13 != 7).then(|| format!("a long enough op name {}", id(r) % 17))
+            }))));
             vec![RecordBatch::try_new(schema.clone(), columns).unwrap()]
         })
         .collect();
@@ -52,7 +63,7 @@ fn table(seed: u64, n: i64, parts: usize) -> Arc<MemTable> {
 
 /// Questions the operator takes: every function, with one and two partition keys and none,
 /// through this row and through the one before, a descending order.
-const TAKEN: [&str; 6] = [
+const TAKEN: [&str; 7] = [
     "select id, lag(e) over w, lead(e) over w, row_number() over w from t \
      window w as (partition by k order by s, id)",
     "select id, max(e) over p, min(e) over p, sum(e) over p, count(e) over p, count(*) over p \
@@ -66,6 +77,9 @@ const TAKEN: [&str; 6] = [
      max(s + e) over (partition by j order by s desc, id desc \
      rows between unbounded preceding and 1 preceding) from t",
     "select id, lag(s) over (partition by k order by s, id) - e as gap from t",
+    "select id, last_seen(e) over w, last_seen(nm) over w, enclosing(st, nm) over w, \
+     lag(st) over w, lead(nm) over w from t \
+     window w as (partition by k order by s, id rows unbounded preceding)",
 ];
 
 /// Shapes left to DataFusion: other offsets, a default, IGNORE NULLS, other frames and
@@ -88,7 +102,10 @@ async fn session(config: SessionConfig, ours: bool, seed: u64, parts: usize) -> 
         *state.config_mut() = config;
         SessionContext::new_with_state(state)
     } else {
-        SessionContext::new_with_config(config)
+        let ctx = SessionContext::new_with_config(config);
+        ctx.register_udwf(tracesql::engine::last_seen::udwf());
+        ctx.register_udwf(tracesql::engine::enclosing::udwf());
+        ctx
     };
     ctx.register_table("t", table(seed, 900, parts)).unwrap();
     ctx
