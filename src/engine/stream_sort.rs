@@ -225,7 +225,23 @@ fn stream_sorted(
         return Ok(Sorted { batch, permutation });
     }
     let by_rest = LexicographicalComparator::try_new(&columns[group_len..])?;
-    let cmp = |a: &u32, b: &u32| by_rest.compare(*a as usize, *b as usize);
+    // The first of them a plain integer (the start time): compared directly, the rest of the
+    // keys only on a tie.
+    let first = &columns[group_len];
+    let direct = (first.values.as_primitive_opt::<Int64Type>())
+        .filter(|v| v.null_count() == 0)
+        .map(|v| (v.values(), first.options.is_some_and(|o| o.descending)));
+    let more_keys = columns.len() > group_len + 1;
+    let cmp = |a: &u32, b: &u32| {
+        if let Some((values, descending)) = direct {
+            let (x, y) = (values[*a as usize], values[*b as usize]);
+            let order = if descending { y.cmp(&x) } else { x.cmp(&y) };
+            if order != Ordering::Equal || !more_keys {
+                return order;
+            }
+        }
+        by_rest.compare(*a as usize, *b as usize)
+    };
     for (start, end) in ranges {
         let rows = &mut permutation[start..end];
         if rows
@@ -244,28 +260,37 @@ fn group_ids(keys: &[SortColumn]) -> DfResult<(Vec<u32>, Vec<usize>)> {
     let n = keys.first().map_or(0, |k| k.values.len());
     let mut group_of = Vec::with_capacity(n);
     let mut firsts = Vec::new();
-    // One non-null integer key (a stream id): grouped by value, without a row encoding.
-    if let [key] = keys {
-        if let Some(values) = key.values.as_primitive_opt::<Int64Type>() {
-            if values.null_count() == 0 {
-                let mut ids: HashMap<i64, u32, _> = HashMap::with_hasher(hasher);
-                let values = values.values();
-                for (row, v) in values.iter().enumerate() {
-                    // Rows of a group come in runs: the row before names the same one.
-                    if row > 0 && values[row - 1] == *v {
-                        group_of.push(group_of[row - 1]);
-                        continue;
-                    }
-                    let next = firsts.len() as u32;
-                    let id = *ids.entry(*v).or_insert_with(|| {
-                        firsts.push(row);
-                        next
-                    });
-                    group_of.push(id);
-                }
-                return Ok((group_of, firsts));
+    // Non-null integer keys (device, stream): grouped by value, without a row encoding.
+    let integers: Option<Vec<&[i64]>> = (keys.iter())
+        .map(|k| {
+            let values = k.values.as_primitive_opt::<Int64Type>()?;
+            (values.null_count() == 0).then(|| values.values().as_ref())
+        })
+        .collect();
+    if let Some(columns) = integers {
+        let mut ids: HashMap<Vec<i64>, u32, _> = HashMap::with_hasher(hasher);
+        let mut key = vec![0; columns.len()];
+        for row in 0..n {
+            // Rows of a group come in runs: the row before names the same one.
+            if row > 0 && columns.iter().all(|c| c[row] == c[row - 1]) {
+                group_of.push(group_of[row - 1]);
+                continue;
             }
+            for (k, c) in key.iter_mut().zip(&columns) {
+                *k = c[row];
+            }
+            let id = match ids.get(key.as_slice()) {
+                Some(id) => *id,
+                None => {
+                    let id = firsts.len() as u32;
+                    firsts.push(row);
+                    ids.insert(key.clone(), id);
+                    id
+                }
+            };
+            group_of.push(id);
         }
+        return Ok((group_of, firsts));
     }
     let fields = keys
         .iter()
