@@ -27,6 +27,15 @@ pub async fn plan_script(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
     }
     let mut statements = statements.into_iter().peekable();
     while let Some(statement) = statements.next() {
+        // `--profile`: each statement of a script (a report's steps) with its time
+        let mut clock = crate::profile::Clock::start();
+        let text = statement.to_string();
+        // `--explain NAME`: EXPLAIN ANALYZE of the query of `CREATE ... TABLE NAME AS query`
+        if let Some((head, query)) = text.split_once(" AS ") {
+            let name = head.rsplit(' ').next().unwrap_or(head);
+            crate::profile::explain(name, async || Ok(ctx.sql(query).await?)).await?;
+        }
+        let label = crate::profile::enabled().then(|| statement_label(&text));
         // Plan each statement only after the previous one ran: it may create what this uses.
         let plan = ctx.state().statement_to_plan(statement).await?;
         let df = ctx.execute_logical_plan(plan).await?;
@@ -34,8 +43,17 @@ pub async fn plan_script(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
             return Ok(df);
         }
         df.collect().await?;
+        if let Some(label) = label {
+            clock.mark(&label);
+        }
     }
     unreachable!("the loop returns on the last statement")
+}
+
+/// A statement's start, as a stage's name: `CREATE OR REPLACE TABLE _cp_path`.
+fn statement_label(text: &str) -> String {
+    let head = text.split(" AS ").next().unwrap_or(text);
+    head.chars().take(60).collect()
 }
 
 /// Run `sql` and write its result to `out` in `format`; returns the number of rows.

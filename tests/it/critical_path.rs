@@ -505,3 +505,35 @@ fn the_export_draws_the_path_on_its_track_with_arrows_between_tracks() {
         .iter()
         .any(|a| { a.name.as_deref() == Some("critical") && a.int_value == Some(1) })));
 }
+
+/// `--profile` names each step of the report's script with its time; `--explain TABLE`
+/// prints, with its metrics, the plan that made a step's table. Neither changes the answer.
+#[test]
+fn profile_and_explain_show_the_reports_steps() {
+    let tmp = tempfile::tempdir().unwrap();
+    let window = serial_chain(tmp.path());
+    let run = |flags: &[&str]| {
+        succeeded(
+            Command::new(env!("CARGO_BIN_EXE_tracesql"))
+                .args(["report", "critical_path_summary", "--format", "csv", "-w"])
+                .arg(&window)
+                .args(flags),
+        )
+    };
+    let plain = run(&[]);
+    let table = "_cp_edge__critical_path_summary";
+    let profiled = run(&["--profile", "--explain", table]);
+    let stderr = String::from_utf8(profiled.stderr).unwrap();
+    for step in ["_cp_step", "_cp_stack", "_cp_edge", "_cp_path"] {
+        let name = format!("TABLE {step}__critical_path_summary: ");
+        let line = (stderr.lines().find(|l| l.contains(&name)))
+            .unwrap_or_else(|| panic!("no step {step} in:\n{stderr}"));
+        assert!(line.contains(" s wall, "), "{line}");
+    }
+    assert!(
+        stderr.contains("output_rows="),
+        "no plan with metrics:\n{stderr}"
+    );
+    assert_eq!(profiled.stdout, plain.stdout);
+    assert!(String::from_utf8_lossy(&plain.stderr).is_empty());
+}
