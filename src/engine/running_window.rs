@@ -426,7 +426,7 @@ impl Running {
             .map(|k| k.evaluate(&batch)?.into_array(n))
             .collect::<DfResult<Vec<_>>>()?;
         let runs = if keys.is_empty() {
-            vec![0..n]
+            std::iter::once(0..n).collect()
         } else {
             partition(&keys)?.ranges()
         };
