@@ -71,7 +71,14 @@ async fn segments(window: &Window, values: &[(String, String)]) -> Result<Vec<Re
     let columns = (schema().fields().iter())
         .map(|f| cast(col(f.name()), f.data_type().clone()).alias(f.name()))
         .collect::<Vec<_>>();
-    let rows = drawn.select(columns)?;
+    // Sorted last: a projection above the sort was dealt round-robin to the cores and
+    // gathered back in any order (the steps of a 1 M-event path came out interleaved).
+    let in_path_order = vec![
+        col("step").sort(true, false),
+        col("position").sort(true, false),
+    ];
+    let rows = drawn.select(columns)?.sort(in_path_order)?;
+    crate::profile::explain(TABLE, async || Ok(rows.clone())).await?;
     Ok(rows.collect().await?)
 }
 

@@ -3,6 +3,7 @@
 //! a host stall, a wait on another stream's event, a sync without its record, a CUDA-graph
 //! replay and a what-if. Times below are µs from the trace start.
 
+use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::{json, Value};
@@ -504,6 +505,53 @@ fn the_export_draws_the_path_on_its_track_with_arrows_between_tracks() {
         .debug_annotations
         .iter()
         .any(|a| { a.name.as_deref() == Some("critical") && a.int_value == Some(1) })));
+}
+
+/// The path's segments are exported in path order, step by step: the segments' plan ends
+/// with its sort, with nothing above it that deals batches out to the cores (a round-robin
+/// gathered back in any order interleaved the steps of a 1 M-event path from run to run).
+#[test]
+fn the_exported_path_is_in_step_and_position_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (window, output) = (tmp.path().join("w"), tmp.path().join("marked.json"));
+    let tracesql = || Command::new(env!("CARGO_BIN_EXE_tracesql"));
+    let synth = [
+        "synth", "--events", "20000", "--seed", "3", "--steps", "--out",
+    ];
+    succeeded(tracesql().args(synth).arg(&window));
+    let export = succeeded(
+        tracesql()
+            .args([
+                "export",
+                "--critical-path",
+                "--explain",
+                "critical_path_segment",
+            ])
+            .arg("-w")
+            .arg(&window)
+            .arg("-o")
+            .arg(&output),
+    );
+    let plan = String::from_utf8_lossy(&export.stderr);
+    let sort = plan.find("Sort").expect("the segments' plan sorts");
+    assert!(
+        !plan[..sort].contains("Repartition"),
+        "batches dealt out above the sort:\n{plan}"
+    );
+    let doc: Value = serde_json::from_slice(&std::fs::read(&output).unwrap()).unwrap();
+    let places: Vec<(i64, i64)> = (doc["traceEvents"].as_array().unwrap().iter())
+        .filter(|e| e["ph"] == "X" && e["pid"] == "Critical path")
+        .map(|e| {
+            let arg = |name: &str| e["args"][name].as_i64().unwrap();
+            (arg("step"), arg("position"))
+        })
+        .collect();
+    let steps = places.iter().map(|p| p.0).collect::<BTreeSet<_>>();
+    assert!(steps.len() >= 4, "too few steps to tell: {steps:?}");
+    assert!(
+        places.windows(2).all(|w| w[0] < w[1]),
+        "out of order: {places:?}"
+    );
 }
 
 /// `--profile` names each step of the report's script with its time; `--explain TABLE`
