@@ -30,8 +30,9 @@ struct Cli {
     /// Print each stage's wall and CPU time and the memory in use, on stderr
     #[arg(long, global = true, env = "TRACESQL_PROFILE")]
     profile: bool,
-    /// Print EXPLAIN ANALYZE of the export plan PLAN (e.g. chrome_kernel), or of the query
-    /// of a report step's table (e.g. _cp_edge__critical_path_summary), as it runs
+    /// Print EXPLAIN ANALYZE of the export plan PLAN (e.g. chrome_kernel, or
+    /// critical_path_segment under --critical-path), or of the query of a report step's
+    /// table (e.g. _cp_edge__critical_path_summary), as it runs
     #[arg(long, global = true, value_name = "PLAN", env = "TRACESQL_EXPLAIN")]
     explain: Option<String>,
     /// Export plans encoded at once (default: one per core; 1 gives stage profiles that add up)
