@@ -9,18 +9,12 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::support::rows;
+use crate::support::{random_below, rows};
 
 /// `n` rows of (k, s, e, id): k in 0..3 or NULL, ranges from points to long ones around the
 /// others (so they nest), ties, a few reversed (e < s) and a few NULL bounds.
 fn ranges(seed: u64, n: usize) -> Vec<[Option<i64>; 4]> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    let mut next = move |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % m) as i64
-    };
+    let mut next = random_below(seed);
     (0..n as i64)
         .map(|id| {
             let key = (next(20) != 0).then(|| next(3));

@@ -10,19 +10,13 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::datasource::MemTable;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
-use crate::support::rows;
+use crate::support::{random_below, rows};
 
 /// `n` rows of (id, k, j, s, e, st, nm): k in 0..4 or NULL, j in 0..2; s with ties; e
 /// sometimes NULL, sometimes large enough that a SUM wraps; st a call stack's start (true) or
 /// end marker, or NULL; nm an op's name (text views), or NULL.
 fn table(seed: u64, n: i64, parts: usize) -> Arc<MemTable> {
-    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-    let mut next = move |m: u64| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % m) as i64
-    };
+    let mut next = random_below(seed);
     let rows: Vec<[Option<i64>; 5]> = (0..n)
         .map(|id| {
             let k = (next(10) != 0).then(|| next(4));

@@ -180,6 +180,17 @@ pub fn plot_marks(page: &str, plot: &str) -> Option<usize> {
     Some(svg.matches("class=\"mark").count())
 }
 
+/// The tests' seeded generator of random tables (xorshift): each call gives a number in 0..m.
+pub fn random_below(seed: u64) -> impl FnMut(u64) -> i64 {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    move |m| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % m) as i64
+    }
+}
+
 /// Run `cmd` (a tracesql command) and return its output, failing the test with its stderr
 /// when it does not succeed.
 pub fn succeeded(cmd: &mut Command) -> std::process::Output {
