@@ -31,7 +31,10 @@ pub async fn plan_script(ctx: &SessionContext, sql: &str) -> Result<DataFrame> {
         let mut clock = crate::profile::Clock::start();
         let text = statement.to_string();
         // `--explain NAME`: EXPLAIN ANALYZE of the query of `CREATE ... TABLE NAME AS query`
-        if let Some((head, query)) = text.split_once(" AS ") {
+        let created = text
+            .split_once(" AS ")
+            .filter(|(head, _)| head.starts_with("CREATE "));
+        if let Some((head, query)) = created {
             let name = head.rsplit(' ').next().unwrap_or(head);
             crate::profile::explain(name, async || Ok(ctx.sql(query).await?)).await?;
         }

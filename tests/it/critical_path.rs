@@ -584,4 +584,11 @@ fn profile_and_explain_show_the_reports_steps() {
     );
     assert_eq!(profiled.stdout, plain.stdout);
     assert!(String::from_utf8_lossy(&plain.stderr).is_empty());
+    // only a step that creates a table is explained, not a query whose columns share the name
+    succeeded(
+        Command::new(env!("CARGO_BIN_EXE_tracesql"))
+            .args(["query", "--explain", "a", "-w"])
+            .arg(&window)
+            .arg("select a as b from (select 1 as a)"),
+    );
 }
