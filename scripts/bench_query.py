@@ -3,7 +3,9 @@
 
 Called by scripts/bench-query.sh (which builds the release binary and the venv).
 tracesql is timed as a whole command (process start, catalog, query, output); DuckDB as a
-query in an already-running process (its most favourable setting). Rounds are interleaved;
+query in an already-running process (its most favourable setting), its result read whole into
+an Arrow table (DuckDB 2's `.arrow()` is a lazy reader: it timed the sort of `filter`, not
+the rows). Rounds are interleaved;
 each figure is the median [min-max] of the rounds.
 
 The window's GPU tables claim their rows in time order per stream (docs/engine.md, "Known
@@ -123,7 +125,11 @@ def interleaved(runs, rounds):
 
 
 def span(times):
-    return f"{statistics.median(times) * 1000:7.1f} [{min(times) * 1000:.0f}-{max(times) * 1000:.0f}]"
+    """Median [min-max] in ms; the range to 0.1 ms below 100 ms, where a whole ms would round
+    the minimum above the median."""
+    ms = [t * 1000 for t in times]
+    d = 1 if statistics.median(ms) < 100 else 0
+    return f"{statistics.median(ms):7.1f} [{min(ms):.{d}f}-{max(ms):.{d}f}]"
 
 
 def main():
@@ -219,7 +225,7 @@ def suite(args, window, plain, con, command):
         if args.baseline:
             runs["baseline"] = command(window, sql, args.baseline)
         if name not in VIEW_ONLY and args.duckdb:
-            runs["duckdb"] = lambda sql=sql: con.sql(sql).arrow()
+            runs["duckdb"] = lambda sql=sql: con.sql(sql).to_arrow_table()
         times = interleaved(runs, args.rounds)
         med = {e: statistics.median(t) for e, t in times.items()}
         duck = f"{span(times['duckdb']):>28}" if "duckdb" in med else f"{'-':>28}"
@@ -256,7 +262,7 @@ def containment(args, window, con, command):
     if args.baseline:
         runs["baseline"] = lambda sql: command(window, external + sql, args.baseline)
     if args.duckdb:
-        runs["duckdb"] = lambda sql: (lambda: con.sql(sql).arrow())
+        runs["duckdb"] = lambda sql: (lambda: con.sql(sql).to_arrow_table())
     ours = [e for e in ("tracesql", "in-process") if e in runs]
     versus = ours if args.duckdb else []
     print(f"{'containment':<15} " + " ".join(f"{e:>22}" for e in runs)
