@@ -57,6 +57,7 @@ pub mod shell;
 
 pub mod memory;
 pub mod profile;
+pub mod threads;
 
 pub mod demo;
 pub mod import;

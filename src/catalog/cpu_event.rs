@@ -77,9 +77,17 @@ impl CpuEventTable {
         }
         let mut batches = Vec::with_capacity(self.sources.len());
         let mut base_ns = Vec::with_capacity(self.sources.len());
-        for source in &self.sources {
-            let (events, base) = parse_cpu_trace_with_base(&source.path)
-                .map_err(|e| DataFusionError::External(e.into()))?;
+        // An archive's traces are read side by side, as many at a time as there are cores
+        // (gunzipping and splitting a trace are one thread's work each).
+        let mut parsed = Vec::with_capacity(self.sources.len());
+        for some in self.sources.chunks(crate::threads::cores()) {
+            parsed.extend(crate::threads::on_threads(
+                some.iter().collect(),
+                |source| parse_cpu_trace_with_base(&source.path),
+            ));
+        }
+        for (source, parsed) in self.sources.iter().zip(parsed) {
+            let (events, base) = parsed.map_err(|e| DataFusionError::External(e.into()))?;
             let mut columns: Vec<ArrayRef> = events.columns().to_vec();
             for value in &source.partition_values {
                 columns.push(value.to_array_of_size(events.num_rows())?);

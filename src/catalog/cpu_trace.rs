@@ -113,7 +113,7 @@ pub fn read_cpu_trace<'a>(
     let (doc, events) = TraceDoc::parse(text.as_slice(), path)?;
     let base_ns = doc.base().unwrap_or(0);
     // Reading the events' members is most of the time: one stretch per core.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let per = events.len().div_ceil(cores).max(1);
     let doc_ref = &doc;
     let batches: Vec<Result<RecordBatch>> = std::thread::scope(|scope| {

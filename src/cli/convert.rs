@@ -62,9 +62,7 @@ pub async fn run(args: ConvertArgs) -> anyhow::Result<()> {
         Format::Perfetto => vec![TraceFormat::Perfetto],
         Format::Both => vec![TraceFormat::Chrome, TraceFormat::Perfetto],
     };
-    let jobs = args.jobs.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
+    let jobs = args.jobs.unwrap_or_else(tracesql::threads::cores);
     if jobs == 0 {
         bail!("-j 0: at least one window must be converted at a time");
     }

@@ -190,7 +190,7 @@ where
     T: Send + 'static,
 {
     use futures::StreamExt;
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let tasks = items.into_iter().map(|item| tokio::spawn(job(item)));
     let results: Vec<_> = futures::stream::iter(tasks)
         .buffered(2 * cores)

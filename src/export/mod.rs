@@ -491,7 +491,7 @@ fn cpu_segment(events: &[CpuEvent], sink: &SegmentSink) -> Result<Segment> {
 /// (and gzipped) side by side: the CPU trace's events are hundreds of MB on a large window,
 /// and nothing else runs while they are copied.
 fn cpu_segments(events: &[CpuEvent], sink: &SegmentSink) -> Result<Vec<Segment>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let sizes: Vec<usize> = events.iter().map(|(raw, _)| raw.len()).collect();
     let share = sizes.iter().sum::<usize>() / cores + 1;
     let mut stretches = Vec::new();
@@ -506,24 +506,9 @@ fn cpu_segments(events: &[CpuEvent], sink: &SegmentSink) -> Result<Vec<Segment>>
     if start < events.len() || stretches.is_empty() {
         stretches.push(&events[start..]);
     }
-    on_threads(stretches, |stretch| cpu_segment(stretch, sink))
+    crate::threads::on_threads(stretches, |stretch| cpu_segment(stretch, sink))
         .into_iter()
         .collect()
-}
-
-/// `work` on each of `parts`, each on a thread of its own, side by side: the results in the
-/// parts' order. A panic on a thread is raised again here.
-pub(crate) fn on_threads<T: Send, R: Send>(parts: Vec<T>, work: impl Fn(T) -> R + Sync) -> Vec<R> {
-    let work = &work;
-    std::thread::scope(|scope| {
-        let running: Vec<_> = (parts.into_iter())
-            .map(|part| scope.spawn(move || work(part)))
-            .collect();
-        running
-            .into_iter()
-            .map(|r| r.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
-            .collect()
-    })
 }
 
 async fn collect(ctx: &SessionContext, sql: &str) -> Result<Vec<RecordBatch>> {

@@ -265,7 +265,7 @@ pub(crate) async fn plan_segments(
 pub(crate) async fn encode_all<'a>(jobs: Vec<Job<'a>>) -> Result<Vec<Segment>> {
     let parallel = match crate::profile::settings().plan_jobs {
         Some(jobs) => jobs.max(1),
-        None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        None => crate::threads::cores(),
     };
     // Unordered, so a long job does not hold back the start of the ones after it.
     let mut running = futures::stream::iter(jobs).buffer_unordered(parallel);

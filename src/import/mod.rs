@@ -138,7 +138,7 @@ fn import_archive(
         reported: 0,
         on_window,
     });
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let errors: Vec<(usize, Error)> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..cores.min(inputs.len()))
             .map(|_| {

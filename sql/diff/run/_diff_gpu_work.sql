@@ -8,8 +8,9 @@
 -- such launch of BASE pairs with the k-th of NEW.
 CREATE OR REPLACE VIEW _diff_gpu_work AS
 WITH by_id AS (
-  -- the CPU op whose external id the call carries: the innermost (latest to start) of them
-  SELECT {{part}} correlation_id, last_value(cpu_name ORDER BY cpu_ts, cpu_dur DESC) AS cpu_op
+  -- the CPU op whose external id the call carries: the innermost (latest to start; of two
+  -- that start together, the shorter) of them
+  SELECT {{part}} correlation_id, arg_max(cpu_name, cpu_ts, -cpu_dur) AS cpu_op
   FROM cpu_launch
   GROUP BY {{part}} correlation_id
 ),
@@ -61,7 +62,7 @@ issuer AS (
 annotation AS (
   -- the innermost annotated range open on the call's thread when it started (the latest to
   -- start; of two that start together, the shorter), steps aside
-  SELECT {{part}} correlation_id, last_value(name ORDER BY ts, end_ts DESC) AS annotation
+  SELECT {{part}} correlation_id, arg_max(name, ts, -end_ts) AS annotation
   FROM annotation_call
   WHERE name NOT LIKE {{param step_name}}
   GROUP BY {{part}} correlation_id

@@ -83,7 +83,7 @@ pub(super) fn cpu_slices<'a>(
     names: &mut Names,
     interned: &mut Interned,
 ) -> Vec<Vec<SliceRow<'a>>> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     slices_in_stretches(events, base_ns, tracks, names, interned, cores)
 }
 
@@ -97,7 +97,7 @@ fn slices_in_stretches<'a>(
     parts: usize,
 ) -> Vec<Vec<SliceRow<'a>>> {
     let per = events.len().div_ceil(parts.max(1)).max(1);
-    let stretches = crate::export::on_threads(events.chunks(per).collect(), |stretch| {
+    let stretches = crate::threads::on_threads(events.chunks(per).collect(), |stretch| {
         Stretch::read(stretch, base_ns)
     });
     let mut out = Vec::with_capacity(stretches.len());

@@ -370,7 +370,7 @@ pub(super) fn encode_group(
     remap: &PacketRemap,
 ) -> std::io::Result<Vec<PacketBuffer>> {
     let parts: Vec<&[SliceRow]> = stretches.iter().map(Vec::as_slice).collect();
-    let mut buffers = crate::export::on_threads(parts, |rows| {
+    let mut buffers = crate::threads::on_threads(parts, |rows| {
         let mut buffer = PacketBuffer::default();
         write_begins(&mut buffer, rows, interned, remap).map(|()| buffer)
     })

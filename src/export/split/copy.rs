@@ -78,7 +78,7 @@ pub(crate) fn write_runs(
 ) -> Result<()> {
     let mut order: Vec<usize> = (0..parts.len()).collect();
     order.sort_by_key(|k| std::cmp::Reverse(parts[*k].bytes()));
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let taken = AtomicUsize::new(0);
     let recompressed = AtomicU64::new(0);
     let work = |_| -> Result<()> {
@@ -99,7 +99,7 @@ pub(crate) fn write_runs(
             out.into_inner().map_err(|e| Error::Write(e.into_error()))?;
         }
     };
-    for done in crate::export::on_threads((0..cores).collect(), work) {
+    for done in crate::threads::on_threads((0..cores).collect(), work) {
         done?;
     }
     if gzip.is_some() {

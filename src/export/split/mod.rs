@@ -134,10 +134,10 @@ pub(crate) fn write_parts(
     let segments: Vec<Segment> = segments.into_iter().filter(|s| s.events > 0).collect();
     let mut profile = crate::profile::Clock::start();
     // The marks are read on every core, each core taking a run of neighbouring segments.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = crate::threads::cores();
     let marks: Vec<usize> = segments.iter().map(|s| s.marks.len()).collect();
     let runs = neighbours(&marks, cores);
-    let gathered = crate::export::on_threads(runs.clone(), |run| gather(&segments[run]));
+    let gathered = crate::threads::on_threads(runs.clone(), |run| gather(&segments[run]));
     let header_bytes: u64 = gathered.iter().map(|g| g.header_bytes).sum();
     let fixed = (frame.head().len() + frame.tail().len()) as u64 + header_bytes;
     if fixed >= max_bytes {
@@ -168,7 +168,7 @@ pub(crate) fn write_parts(
     // them (placed on every core, a run of segments each), the frame's tail.
     let parts = cuts.len() + 1;
     let placed =
-        crate::export::on_threads(runs, |run| place(&segments, run, parts, &part_of, &cut));
+        crate::threads::on_threads(runs, |run| place(&segments, run, parts, &part_of, &cut));
     drop(cut);
     let mut tallies = vec![Tally::default(); parts];
     let mut plans: Vec<PartRuns> = (0..parts).map(|_| PartRuns::default()).collect();

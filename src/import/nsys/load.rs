@@ -146,7 +146,7 @@ fn load_sqlite(path: &Path) -> Result<Report> {
     let conn = open_sqlite(path)?;
     let names =
         sqlite_tables(&conn).map_err(|e| bad(path, format!("not an SQLite report ({e})")))?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = crate::threads::cores();
     let mut jobs = Vec::new();
     let mut checked = BTreeMap::new();
     for source in SOURCES {

@@ -13,7 +13,7 @@ impl<'a> Doc<'a> {
         if !s.open(b'[', b']', "traceEvents is not a list")? {
             return Ok(());
         }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let cores = crate::threads::cores();
         let starts = run_starts(s.text, s.at, cores);
         self.scan_runs(s, &starts)
     }
