@@ -31,8 +31,9 @@ struct Cli {
     #[arg(long, global = true, env = "TRACESQL_PROFILE")]
     profile: bool,
     /// Print EXPLAIN ANALYZE of the export plan PLAN (e.g. chrome_kernel, or
-    /// critical_path_segment under --critical-path), or of the query of a report step's
-    /// table (e.g. _cp_edge__critical_path_summary), as it runs
+    /// critical_path_segment under --critical-path), of the query of a report step's table
+    /// (e.g. _cp_edge__critical_path_summary), or of a diff view (e.g. _diff_gpu_work), as
+    /// it runs
     #[arg(long, global = true, value_name = "PLAN", env = "TRACESQL_EXPLAIN")]
     explain: Option<String>,
     /// Export plans encoded at once (default: one per core; 1 gives stage profiles that add up)
