@@ -6,7 +6,8 @@
 //! descriptors, interned data, track-event slices group by group (CPU, runtime, driver,
 //! overhead, sync, sync waits: each group's BEGINs, then its ENDs), render stages, counters.
 //! The slices are held (their tracks, names and the sync nesting repair need them all; the
-//! CPU slices, the first group, as their encoded packets, so the CPU trace goes early), and
+//! CPU slices, the first group, as their encoded packets on disk, so the CPU trace goes
+//! early and its packets take no memory while they wait), and
 //! so are the render stages' narrow rows (`_pftrace_render_row`: ids, times, lanes, read by
 //! seven plans); render stages (joined with their other columns, read again) and counters
 //! stream from their plans.
@@ -33,7 +34,7 @@ use super::session::{ExportSession, TraceBase};
 use super::{manifest, shared_rows, ExportSummary};
 use crate::error::Error;
 use crate::file::AtomicFile;
-use crate::sink::perfetto::{self, Interned, PacketRemap, PftraceWriter};
+use crate::sink::perfetto::{self, Interned, PacketRemap, PacketSpill, PftraceWriter};
 use crate::Result;
 
 /// What to export and where, with the trace-wide extras the GPU panels read.
@@ -141,6 +142,15 @@ pub(crate) async fn write_window(
     let cpu_packets = slices::encode_group(&cpu, &interned, remap)
         .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
+    // They wait on disk for their turn, after the interned data (src/sink/perfetto/spill.rs).
+    let dir = match config.output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => std::path::Path::new("."),
+    };
+    let mut cpu_spill = PacketSpill::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    for buffer in cpu_packets {
+        cpu_spill.push(buffer).map_err(|e| Error::io(dir, e))?;
+    }
     drop(cpu_events);
     drop(cpu_rows);
     let device_properties = doc.member("deviceProperties").map(str::to_string);
@@ -195,9 +205,7 @@ pub(crate) async fn write_window(
     if !interned.is_empty() {
         w.write(&perfetto::interned(&interned, remap)).map_err(io)?;
     }
-    for buffer in cpu_packets {
-        w.append(buffer).map_err(io)?;
-    }
+    cpu_spill.write_into(w).map_err(io)?;
     for group in &groups {
         slices::write_group(w, group, &interned, remap).map_err(io)?;
     }

@@ -11,6 +11,7 @@ pub mod index;
 mod packets;
 pub mod proto;
 mod remap;
+mod spill;
 mod spread;
 mod wire;
 
@@ -29,6 +30,7 @@ pub use packets::{
     track_descriptor, CounterDescriptor, Interned, Names, RenderStage, Slice, Track,
 };
 pub use remap::{PacketRemap, GPU_STRIDE, MAX_WINDOWS, SEQUENCE_STRIDE};
+pub use spill::PacketSpill;
 pub use spread::StageSpread;
 pub use wire::Wire;
 
