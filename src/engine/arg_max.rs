@@ -55,6 +55,14 @@ impl AggregateUDFImpl for ArgMax {
                 "arg_max takes (value, key, ...): a text value and one or more integer keys".into(),
             ));
         }
+        for (k, key) in arg_types.iter().enumerate().skip(1) {
+            if !(key.is_integer() || key.is_null()) {
+                return Err(DataFusionError::Plan(format!(
+                    "arg_max: key {k} is {key}; the keys are integers (negate one to order it \
+                     descending)"
+                )));
+            }
+        }
         let mut types = vec![DataType::Utf8View];
         types.extend(std::iter::repeat_n(DataType::Int64, arg_types.len() - 1));
         Ok(types)
@@ -377,6 +385,15 @@ mod tests {
             assert_eq!(ours.len(), 997);
             assert_eq!(ours, rows(&theirs, partitions).await);
         }
+    }
+
+    #[tokio::test]
+    async fn a_text_key_is_refused_when_planned() {
+        let ctx = SessionContext::new();
+        ctx.register_udaf(super::udaf());
+        let sql = "SELECT arg_max(v, v) FROM (VALUES ('a')) AS t(v)";
+        let err = ctx.sql(sql).await.unwrap_err().to_string();
+        assert!(err.contains("arg_max: key 1 is Utf8"), "{err}");
     }
 
     #[tokio::test]
