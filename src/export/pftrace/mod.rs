@@ -142,14 +142,15 @@ pub(crate) async fn write_window(
     let cpu_packets = slices::encode_group(&cpu, &interned, remap)
         .map_err(|e| Error::Internal(format!("encoding the CPU slices: {e}")))?;
     drop(cpu);
-    // They wait on disk for their turn, after the interned data (src/sink/perfetto/spill.rs).
+    // They wait on disk for their turn, after the interned data (src/sink/perfetto/spill.rs),
+    // beside the output: failing there (a full disk) is failing to write the output.
     let dir = match config.output.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => std::path::Path::new("."),
     };
-    let mut cpu_spill = PacketSpill::new_in(dir).map_err(|e| Error::io(dir, e))?;
+    let mut cpu_spill = PacketSpill::new_in(dir).map_err(Error::Write)?;
     for buffer in cpu_packets {
-        cpu_spill.push(buffer).map_err(|e| Error::io(dir, e))?;
+        cpu_spill.push(buffer).map_err(Error::Write)?;
     }
     drop(cpu_events);
     drop(cpu_rows);
