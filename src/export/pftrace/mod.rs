@@ -161,7 +161,7 @@ pub(crate) async fn write_window(
     profile.mark("cpu slices");
     // The render rows are read by seven scans, and their numbering sorts every GPU op:
     // computed once, here, before the other slices. After the CPU slices, so that the CPU
-    // trace is gone by then (10 M-event peak 1.80-1.84 -> 1.63-1.65 GB).
+    // trace is gone by then (10 M-event peak 1840-1845 -> 1653-1664 MB).
     ctx.table("_pftrace_render_row").await?.count().await?;
     profile.mark("_pftrace_render_row");
     let sync = slices::sync_rows(ctx).await?;

@@ -1,8 +1,8 @@
 //! Packets encoded long before their turn, kept on disk until then: an export encodes its
 //! CPU slices first (so that the CPU trace's text can go), but they follow the interned
 //! data, which is known only once every later stage has interned its names. Held in memory,
-//! the CPU slices' packets were ~290 MB of a 10 M-event export's peak (1.65-1.70 GB; 1.47-1.50
-//! GB spilled, the same trace; no slower at 1 M events, 5 interleaved runs).
+//! the CPU slices' packets were ~290 MB of a 10 M-event export's peak (1653-1664 MB; 1466-1473
+//! MB spilled, the same trace; no slower at 1 M events, 5 interleaved runs).
 //!
 //! The file has no name (it goes when it is closed, Ctrl-C included) and lives beside the
 //! output, on the disk the output is written to (`/tmp` may be memory).
