@@ -77,12 +77,17 @@ pub struct AtomicFile {
     listed: Unfinished,
 }
 
+/// The folder a file at `path` is written in: its parent, `.` for a bare name.
+pub fn folder_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
 impl AtomicFile {
     pub fn create(dest: &Path) -> Result<Self> {
-        let dir = match dest.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
+        let dir = folder_of(dest);
         let (tmp, listed) = Unfinished::make(
             || {
                 (tempfile::Builder::new().prefix(".tracesql-").suffix(".tmp"))

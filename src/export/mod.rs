@@ -281,10 +281,7 @@ pub(crate) async fn encode_window(
     let ctx = &session.ctx;
     started.report("plan");
 
-    let out_dir = match output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
+    let out_dir = crate::file::folder_of(output).to_path_buf();
     let sink = SegmentSink {
         dir: out_dir,
         gzip: output.extension().is_some_and(|e| e == "gz"),

@@ -31,7 +31,7 @@ use super::split::{
 };
 use super::{ExportSummary, PftraceConfig};
 use crate::error::Error;
-use crate::file::{gzip, AtomicFile};
+use crate::file::{folder_of, gzip, AtomicFile};
 use crate::sink::perfetto::index::record_body;
 use crate::sink::perfetto::proto::TracePacket;
 use crate::sink::perfetto::{Indexed, PacketKind, PacketMark, PacketRemap, PftraceWriter};
@@ -87,18 +87,10 @@ pub async fn export_merged_pftrace_split(
         .map_err(|e: Error| e.at_output(&config.output))
 }
 
-/// The folder the parts of `output` go into.
-fn folder_of(output: &Path) -> PathBuf {
-    match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    }
-}
-
 /// An indexed writer into an unnamed temporary file beside `output` (gone when dropped).
 fn indexed_writer(output: &Path, level: u32) -> Result<PftraceWriter> {
     let dir = folder_of(output);
-    let file = tempfile::tempfile_in(&dir).map_err(|e| Error::io(&dir, e))?;
+    let file = tempfile::tempfile_in(dir).map_err(|e| Error::io(dir, e))?;
     PftraceWriter::indexed(file, level)
 }
 

@@ -144,10 +144,7 @@ pub(crate) async fn write_window(
     drop(cpu);
     // They wait on disk for their turn, after the interned data (src/sink/perfetto/spill.rs),
     // beside the output: failing there (a full disk) is failing to write the output.
-    let dir = match config.output.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => std::path::Path::new("."),
-    };
+    let dir = crate::file::folder_of(&config.output);
     let mut cpu_spill = PacketSpill::new_in(dir).map_err(Error::Write)?;
     for buffer in cpu_packets {
         cpu_spill.push(buffer).map_err(Error::Write)?;
