@@ -6,7 +6,8 @@
 --
 -- A start and an end node for every CPU op, runtime or driver call and GPU op of the range
 -- (CPU events that start in it, GPU ops whose launch call does), and edges that say what must
--- happen before what (docs/reports.md has the rules and where they differ from HTA's):
+-- happen before what. SQL gathers the nodes and the waits; engine::critical_edges makes the
+-- edges, a step at a time (docs/reports.md has the rules and where they differ from HTA's):
 -- - on a thread, the ops in call-stack order (weight: the time between the two nodes; 0 from a
 --   top-level op to the next, and 0 up to the end of a blocking call, whose wait the GPU side
 --   carries);
@@ -44,32 +45,6 @@ FROM _cp_cpu_event e
 -- every event with every range: 2.3 s for 1 M events and 5 k steps)
 JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}};
 
--- _cp_stack: each event's start and end in call-stack order on its thread (HTA's
--- compare_events: at one time ends before starts, the longer of two starts first, the shorter
--- of two ends first), with the node before it, the ops open after it (`depth`) and, at a
--- start, the name of the op it opens inside (`parent_name`: the last op opened one level up)
-CREATE OR REPLACE TABLE _cp_stack AS
-WITH marker AS (
-  SELECT {{part}} step, idx, name, pid, tid, is_lock, is_blocking, true AS is_start, ts AS t,
-    ts - end_ts AS o2, idx AS o3
-  FROM _cp_cpu
-  UNION ALL
-  SELECT {{part}} step, idx, name, pid, tid, is_lock, is_blocking, false, end_ts, end_ts - ts, -idx
-  FROM _cp_cpu
-)
-SELECT *,
-  ROW_NUMBER() OVER w AS pos,
-  SUM(CASE WHEN is_start THEN 1 ELSE -1 END) OVER w AS depth,
-  LAG(idx) OVER w AS prev_idx,
-  LAG(is_start) OVER w AS prev_is_start,
-  LAG(t) OVER w AS prev_t,
-  LAG(is_lock) OVER w AS prev_is_lock,
-  LAG(name) OVER w AS prev_name,
-  enclosing(is_start, name) OVER w AS parent_name
-FROM marker
-WINDOW w AS (PARTITION BY {{part}} step, pid, tid ORDER BY t, is_start, o2, o3
-  ROWS UNBOUNDED PRECEDING);
-
 -- _cp_gpu: the GPU ops launched in each range, numbered after its CPU events, with the launch
 -- call's node (`call`) and the op before it on its stream (in a replay of a CUDA graph, every
 -- op of the replay)
@@ -102,8 +77,7 @@ lane AS (
     LAG(g.device_id) OVER w AS prev_device,
     LAG(g.stream_id) OVER w AS prev_stream,
     LAG(g.idx) OVER w AS prev_any_idx,
-    LAG(g.end_ts) OVER w AS prev_any_end,
-    LAG(g.name) OVER w AS prev_any_name
+    LAG(g.end_ts) OVER w AS prev_any_end
   FROM gpu g
   LEFT JOIN replay_start r ON r.step = g.step AND r.idx = g.idx {{same_window r g}}
   WINDOW w AS (PARTITION BY {{part g}} g.step ORDER BY g.device_id, g.stream_id, g.ts, g.idx)
@@ -113,9 +87,7 @@ SELECT {{part}} step, idx, kind, name, ts, end_ts, device_id, stream_id, correla
   CASE WHEN prev_device = device_id AND prev_stream = stream_id THEN prev_any_idx END
     AS prev_idx,
   CASE WHEN prev_device = device_id AND prev_stream = stream_id THEN prev_any_end END
-    AS prev_end,
-  CASE WHEN prev_device = device_id AND prev_stream = stream_id THEN prev_any_name END
-    AS prev_name
+    AS prev_end
 FROM lane;
 
 -- _cp_wait: what each synchronization of a range waited for (`source`, a GPU op of the range)
@@ -151,7 +123,7 @@ record_last AS (
 ),
 record_source AS (
   SELECT {{part y}} y.step, y.call, y.call_ts, y.call_end, y.sync_type, y.stream_id, y.pid,
-    y.tid, g.idx AS source, g.end_ts AS source_end, g.name AS source_name
+    y.tid, g.idx AS source, g.end_ts AS source_end
   FROM sync y
   JOIN record_last r ON r.step = y.step AND r.call = y.call {{same_window r y}}
   JOIN _cp_gpu g ON g.step = y.step AND g.correlation_id = r.source_correlation {{same_window g y}}
@@ -164,11 +136,10 @@ stream_wait AS (
       ORDER BY t DESC, o, launched DESC ROWS UNBOUNDED PRECEDING) AS target
     FROM (
       SELECT {{part}} step, stream_id, pid, tid, api_ts AS t, 1 AS o, idx AS launched,
-        CAST(NULL AS BIGINT) AS source, CAST(NULL AS BIGINT) AS source_end,
-        CAST(NULL AS VARCHAR) AS source_name
+        CAST(NULL AS BIGINT) AS source, CAST(NULL AS BIGINT) AS source_end
       FROM _cp_gpu WHERE queue_at_call IS NOT NULL
       UNION ALL
-      SELECT {{part}} step, stream_id, pid, tid, call_ts, 0, NULL, source, source_end, source_name
+      SELECT {{part}} step, stream_id, pid, tid, call_ts, 0, NULL, source, source_end
       FROM record_source WHERE sync_type = 2))
   WHERE source IS NOT NULL AND target IS NOT NULL
 ),
@@ -185,14 +156,13 @@ stream_last AS (
   SELECT * FROM (
     SELECT *,
       last_seen(op) OVER lane AS source,
-      last_seen(op_end) OVER lane AS source_end,
-      last_seen(op_name) OVER lane AS source_name
+      last_seen(op_end) OVER lane AS source_end
     FROM (
       SELECT {{part}} step, device_id, stream_id, ts AS t, 1 AS o, idx AS op, end_ts AS op_end,
-        name AS op_name, CAST(NULL AS BIGINT) AS call
+        CAST(NULL AS BIGINT) AS call
       FROM _cp_gpu
       UNION ALL
-      SELECT {{part}} step, device_id, stream_id, call_end, 0, NULL, NULL, NULL, call FROM sync_lane)
+      SELECT {{part}} step, device_id, stream_id, call_end, 0, NULL, NULL, call FROM sync_lane)
     WINDOW lane AS (PARTITION BY {{part}} step, device_id, stream_id ORDER BY t, o, op
       ROWS UNBOUNDED PRECEDING))
   WHERE call IS NOT NULL AND source IS NOT NULL
@@ -205,14 +175,13 @@ inferred AS (
   SELECT * FROM (
     SELECT *,
       last_seen(op) OVER ends AS source,
-      last_seen(op_end) OVER ends AS source_end,
-      last_seen(op_name) OVER ends AS source_name
+      last_seen(op_end) OVER ends AS source_end
     FROM (
       SELECT {{part}} step, pid, end_ts AS t, 0 AS o, idx AS op, end_ts AS op_end,
-        name AS op_name, CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
+        CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
       FROM _cp_gpu
       UNION ALL
-      SELECT {{part c}} c.step, c.pid, c.end_ts, 1, NULL, NULL, NULL, c.idx, c.ts
+      SELECT {{part c}} c.step, c.pid, c.end_ts, 1, NULL, NULL, c.idx, c.ts
       FROM _cp_cpu c
       LEFT JOIN (SELECT DISTINCT {{part}} true AS recorded FROM cuda_sync) y ON true
         {{same_window y c}}
@@ -221,136 +190,64 @@ inferred AS (
     WINDOW ends AS (PARTITION BY {{part}} step, pid ORDER BY t, o, op ROWS UNBOUNDED PRECEDING))
   WHERE call IS NOT NULL AND source_end >= call_ts
 )
-SELECT {{part}} step, 'op' AS kind, source, source_end, source_name, target
+SELECT {{part}} step, 'op' AS kind, source, source_end, target
 FROM stream_wait
 UNION ALL
-SELECT {{part}} step, 'call', source, source_end, source_name, call FROM inferred
+SELECT {{part}} step, 'call', source, source_end, call FROM inferred
 UNION ALL
-SELECT {{part}} step, 'call', source, source_end, source_name, call FROM stream_last
+SELECT {{part}} step, 'call', source, source_end, call FROM stream_last
 UNION ALL
-SELECT {{part}} step, 'call', source, source_end, source_name, call FROM record_source
+SELECT {{part}} step, 'call', source, source_end, call FROM record_source
 WHERE sync_type = 1;
 
--- _cp_edge: every edge of each range's graph; `edge_id` orders them as HTA adds them (lock,
--- call stacks thread by thread, GPU ops), which decides between paths of equal weight (an
--- op that several calls waited for has an edge to each: ordered by their node, so that
--- every run numbers them alike)
+-- _cp_edge: every edge of each range's graph, built from its nodes by engine::critical_edges
+-- (one list per range of its CPU events, GPU ops and waits; the rules are in the header
+-- above and in that module). `edge_id` orders the edges as HTA adds them (lock, call stacks
+-- thread by thread, GPU ops), which decides between paths of equal weight.
 CREATE OR REPLACE TABLE _cp_edge AS
-WITH
--- consecutive nodes of a thread's call stack; two runtime-lock calls meet only end to start
--- (the lock edges join the rest). Every `seq` is a BIGINT: ROW_NUMBER's unsigned numbers
--- mixed with signed ones made the union's `seq` a DECIMAL.
-stack_edge AS (
-  SELECT {{part k}} k.step, 2 AS pass, CAST(k.pos AS BIGINT) AS seq, k.pid, k.tid,
-    k.prev_idx * 2 + CASE WHEN k.prev_is_start THEN 0 ELSE 1 END AS src,
-    k.idx * 2 + CASE WHEN k.is_start THEN 0 ELSE 1 END AS dst,
-    k.prev_t AS ts, k.t AS end_ts,
-    CASE WHEN k.is_start AND k.depth = 1 THEN 'dependency' ELSE 'operator' END AS type,
-    CASE WHEN k.is_start AND k.depth = 1 THEN 0
-         WHEN NOT k.is_start AND k.is_blocking THEN 0
-         ELSE k.t - k.prev_t END AS weight,
-    -- the op the time belongs to: the earlier op from its start, the later one up to its end,
-    -- their parent in between
-    CASE WHEN k.is_start AND k.depth = 1 THEN NULL
-         WHEN k.prev_is_start THEN k.prev_name
-         WHEN NOT k.is_start THEN k.name
-         ELSE k.parent_name END AS name,
-    CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id
-  FROM _cp_stack k
-  WHERE k.prev_idx IS NOT NULL
-    AND NOT (k.is_lock AND k.prev_is_lock AND (k.prev_is_start OR NOT k.is_start))
-),
--- the runtime lock, over every thread in node order: an end takes every lock call started
--- since the previous end (its own start: the call's time), and follows that end directly
-lock_marker AS (
-  SELECT {{part}} step, idx, name, pid, tid, is_start, t,
-    SUM(CASE WHEN is_start THEN 0 ELSE 1 END) OVER lw AS ends,
-    LAG(idx) OVER lw AS prev_idx,
-    LAG(is_start) OVER lw AS prev_is_start,
-    LAG(t) OVER lw AS prev_t,
-    CAST(ROW_NUMBER() OVER lw AS BIGINT) AS seq
-  FROM _cp_stack
-  WHERE is_lock
-  WINDOW lw AS (PARTITION BY {{part}} step ORDER BY t, idx, is_start DESC ROWS UNBOUNDED PRECEDING)
-),
-lock_edge AS (
-  SELECT {{part s}} s.step, 1 AS pass, e.seq * 1000000 + s.seq AS seq, e.pid, e.tid,
-    s.idx * 2 AS src, e.idx * 2 + 1 AS dst, s.t AS ts, e.t AS end_ts,
-    CASE WHEN s.idx = e.idx THEN 'operator' ELSE 'dependency' END AS type,
-    CASE WHEN s.idx = e.idx THEN e.t - s.t ELSE 0 END AS weight,
-    CASE WHEN s.idx = e.idx THEN e.name END AS name,
-    CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id
-  FROM lock_marker s
-  JOIN lock_marker e ON e.step = s.step AND NOT e.is_start AND e.ends = s.ends + 1 {{same_window e s}}
-  WHERE s.is_start
+WITH node AS (
+  -- kind 0: a CPU event
+  SELECT {{part}} step, 0 AS kind, idx, name, pid, tid, ts, end_ts, is_lock, is_blocking,
+    CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id,
+    CAST(NULL AS BIGINT) AS api_ts, CAST(NULL AS BIGINT) AS call,
+    CAST(NULL AS BIGINT) AS queue_at_call, CAST(NULL AS BIGINT) AS queue_at_start,
+    CAST(NULL AS BOOLEAN) AS replay_start, CAST(NULL AS BIGINT) AS prev_idx,
+    CAST(NULL AS BIGINT) AS prev_end, CAST(NULL AS BOOLEAN) AS is_comm,
+    CAST(NULL AS BOOLEAN) AS is_op, CAST(NULL AS BIGINT) AS source,
+    CAST(NULL AS BIGINT) AS source_end, CAST(NULL AS BIGINT) AS target
+  FROM _cp_cpu
   UNION ALL
-  SELECT {{part}} step, 1, seq * 1000000, pid, tid, prev_idx * 2 + 1, idx * 2 + 1, prev_t, t,
-    'dependency', 0, NULL, NULL, NULL
-  FROM lock_marker
-  WHERE NOT is_start AND NOT prev_is_start
-),
--- what an op's start waited for: its launch, when the stream's queue was empty and the
--- previous op and any awaited event were done before the call; else the previous op
-gpu_start AS (
-  SELECT {{part g}} g.step, g.idx, g.pid, g.tid, g.call, g.prev_idx, g.prev_end, g.prev_name,
-    g.api_ts, g.ts, g.name, g.device_id, g.stream_id,
-    (g.queue_at_call = 1 AND g.queue_at_start = 0 OR g.replay_start)
-      AND (g.prev_end IS NULL OR g.prev_end < g.api_ts)
-      AND (w.source IS NULL OR w.source_end < g.api_ts) AS launch,
-    w.source IS NULL OR w.source_end < g.prev_end AS unsynced
-  FROM _cp_gpu g
-  LEFT JOIN _cp_wait w ON w.step = g.step AND w.kind = 'op' AND w.target = g.idx {{same_window w g}}
-),
-gpu_edge AS (
-  -- the op's own time
-  SELECT {{part}} step, 3 AS pass, idx * 4 AS seq, pid, tid, idx * 2 AS src, idx * 2 + 1 AS dst,
-    ts, end_ts, 'operator' AS type, end_ts - ts AS weight, name, device_id, stream_id
+  -- kind 1: a GPU op
+  SELECT {{part}} step, 1, idx, name, pid, tid, ts, end_ts, NULL, NULL, device_id, stream_id,
+    api_ts, call, queue_at_call, queue_at_start, replay_start, prev_idx, prev_end,
+    -- HTA's communication kernels, matched by name (bound_by gpu_communication)
+    name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%' OR name LIKE 'hip%',
+    NULL, NULL, NULL, NULL
   FROM _cp_gpu
   UNION ALL
-  -- a stream waiting on another stream's event
-  SELECT {{part g}} g.step, 3, g.idx * 4 + 1, g.pid, g.tid, w.source * 2 + 1, g.idx * 2,
-    w.source_end, g.ts, 'sync', 0, w.source_name, g.device_id, g.stream_id
-  FROM _cp_gpu g
-  JOIN _cp_wait w ON w.step = g.step AND w.kind = 'op' AND w.target = g.idx {{same_window w g}}
-  UNION ALL
-  -- launch delay, or else the gap after the stream's previous op
-  SELECT {{part}} step, 3 AS pass, idx * 4 + 2 AS seq, pid, tid,
-    CASE WHEN launch THEN call * 2 ELSE prev_idx * 2 + 1 END AS src, idx * 2 AS dst,
-    CASE WHEN launch THEN api_ts ELSE prev_end END AS ts, ts AS end_ts,
-    CASE WHEN launch THEN 'launch' ELSE 'kernel_kernel' END AS type,
-    CASE WHEN launch THEN ts - api_ts ELSE ts - prev_end END AS weight,
-    CASE WHEN launch THEN name ELSE prev_name END AS name, device_id, stream_id
-  FROM gpu_start
-  WHERE launch OR (prev_idx IS NOT NULL AND ts - prev_end < 1500000 AND unsynced)
-  UNION ALL
-  -- the synchronizing call ends after what it waited for
-  SELECT {{part w}} w.step, 4, w.source * 4 + 3, c.pid, c.tid, w.source * 2 + 1, c.idx * 2 + 1,
-    w.source_end, c.end_ts, 'sync', 0, w.source_name, NULL, NULL
-  FROM _cp_wait w
-  JOIN _cp_cpu c ON c.step = w.step AND c.idx = w.target {{same_window c w}}
-  WHERE w.kind = 'call'
+  -- kind 2: a wait
+  SELECT {{part}} step, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, kind = 'op', source, source_end, target
+  FROM _cp_wait
+),
+edge AS (
+  SELECT {{part}} step, unnest(critical_edges(array_agg(named_struct('kind', kind, 'idx', idx,
+    'name', name, 'pid', pid, 'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
+    'is_blocking', is_blocking, 'device_id', device_id, 'stream_id', stream_id,
+    'api_ts', api_ts, 'call', call, 'queue_at_call', queue_at_call,
+    'queue_at_start', queue_at_start, 'replay_start', replay_start, 'prev_idx', prev_idx,
+    'prev_end', prev_end, 'is_comm', is_comm, 'is_op', is_op, 'source', source,
+    'source_end', source_end, 'target', target)))) AS e
+  FROM node
+  GROUP BY {{part}} step
 )
-SELECT *,
-  CAST(ROW_NUMBER() OVER (PARTITION BY {{part}} step ORDER BY pass,
-    CASE WHEN pass = 2 THEN pid END, CASE WHEN pass = 2 THEN tid END, seq, dst) AS BIGINT) AS edge_id,
-  -- what the time was spent on (HTA's bound_by, its communication kernels matched by name)
-  CASE
-    WHEN type = 'launch' THEN 'launch_overhead'
-    WHEN type = 'kernel_kernel' THEN 'kernel_kernel_overhead'
-    WHEN type <> 'operator' THEN NULL
-    WHEN device_id IS NULL THEN 'cpu'
-    WHEN name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%'
-      OR name LIKE 'hip%' THEN 'gpu_communication'
-    ELSE 'gpu_compute' END AS bound_by
-FROM (
-  SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
-    device_id, stream_id FROM lock_edge
-  UNION ALL
-  SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
-    device_id, stream_id FROM stack_edge
-  UNION ALL
-  SELECT {{part}} step, pass, seq, pid, tid, src, dst, ts, end_ts, type, weight, name,
-    device_id, stream_id FROM gpu_edge);
+SELECT {{part}} step, e['pass'] AS pass, e['seq'] AS seq, e['pid'] AS pid, e['tid'] AS tid,
+  e['src'] AS src, e['dst'] AS dst, e['ts'] AS ts, e['end_ts'] AS end_ts, e['type'] AS type,
+  e['weight'] AS weight, e['name'] AS name, e['device_id'] AS device_id,
+  e['stream_id'] AS stream_id, e['edge_id'] AS edge_id,
+  -- what the time was spent on (HTA's bound_by)
+  e['bound_by'] AS bound_by
+FROM edge;
 
 -- _cp_speedup: the what-if's rules (parameter `speedup`: `PATTERN=FACTOR`, `;` between
 -- rules): an edge whose bound_by is PATTERN, or whose op's name is LIKE it, weighs FACTOR

@@ -71,7 +71,7 @@ const TAKEN: [&str; 7] = [
      max(s + e) over (partition by j order by s desc, id desc \
      rows between unbounded preceding and 1 preceding) from t",
     "select id, lag(s) over (partition by k order by s, id) - e as gap from t",
-    "select id, last_seen(e) over w, last_seen(nm) over w, enclosing(st, nm) over w, \
+    "select id, last_seen(e) over w, last_seen(nm) over w, \
      lag(st) over w, lead(nm) over w from t \
      window w as (partition by k order by s, id rows unbounded preceding)",
 ];
@@ -98,7 +98,6 @@ async fn session(config: SessionConfig, ours: bool, seed: u64, parts: usize) -> 
     } else {
         let ctx = SessionContext::new_with_config(config);
         ctx.register_udwf(tracesql::engine::last_seen::udwf());
-        ctx.register_udwf(tracesql::engine::enclosing::udwf());
         ctx
     };
     ctx.register_table("t", table(seed, 900, parts)).unwrap();

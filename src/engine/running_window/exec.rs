@@ -2,7 +2,6 @@
 //! found with arrow's `partition`, each function computed over whole columns, what a
 //! partition carries into the next batch kept between batches.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
@@ -180,9 +179,6 @@ struct Carry {
     value: Option<i64>,
     /// the last row's value (`LAG`), the last non-NULL value (`last_seen`)
     last: Option<ArrayRef>,
-    /// the running level and, per level, the last op opened there (`enclosing`)
-    level: i64,
-    opened: Vec<(i64, ArrayRef)>,
 }
 
 /// Row `row` of `values` on its own: a text view array would otherwise keep all its
@@ -290,11 +286,6 @@ impl Running {
                     let values = x.evaluate(&this.batch)?.into_array(n)?;
                     last_seen(&this, &values, carry)?
                 }
-                Function::Enclosing { is_start, name } => {
-                    let is_start = is_start.evaluate(&this.batch)?.into_array(n)?;
-                    let name = name.evaluate(&this.batch)?.into_array(n)?;
-                    enclosing(&this, &is_start, &name, carry)?
-                }
                 Function::Running {
                     aggregate,
                     arg,
@@ -397,44 +388,6 @@ fn last_seen(this: &Pending, values: &ArrayRef, carry: &mut Carry) -> DfResult<A
         Some(Some(row)) => Some(own_row(&all, *row as usize)),
         _ => None,
     };
-    Ok(compact(take(&all, &UInt32Array::from(indices), None)?))
-}
-
-/// `enclosing(is_start, name)` (see [`crate::engine::enclosing`]), the level and the ops open at
-/// each level carried from the batch before.
-fn enclosing(
-    this: &Pending,
-    is_start: &ArrayRef,
-    name: &ArrayRef,
-    carry: &mut Carry,
-) -> DfResult<ArrayRef> {
-    // the carried ops' names first, then the batch's
-    let carried = carry.opened.len();
-    let mut parts: Vec<&dyn Array> = carry.opened.iter().map(|(_, v)| v.as_ref()).collect();
-    parts.push(name.as_ref());
-    let all = concat(&parts)?;
-    let mut opened: HashMap<i64, u32> = (carry.opened.iter().enumerate())
-        .map(|(i, (level, _))| (*level, i as u32))
-        .collect();
-    let mut indices: Vec<Option<u32>> = Vec::with_capacity(name.len());
-    for (i, run) in this.runs.iter().enumerate() {
-        if starts_partition(this, i) {
-            carry.level = 0;
-            opened.clear();
-        }
-        for row in run.clone() {
-            indices.push(
-                crate::engine::enclosing::step(&mut carry.level, is_start, row).and_then(|level| {
-                    let parent = opened.get(&(level - 1)).copied();
-                    opened.insert(level, (row + carried) as u32);
-                    parent
-                }),
-            );
-        }
-    }
-    carry.opened = (opened.into_iter())
-        .map(|(level, row)| (level, own_row(&all, row as usize)))
-        .collect();
     Ok(compact(take(&all, &UInt32Array::from(indices), None)?))
 }
 

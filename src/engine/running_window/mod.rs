@@ -9,8 +9,7 @@
 //! - `LAG(x)` and `LEAD(x)` (offset 1, no default), `ROW_NUMBER()`;
 //! - `SUM`, `MIN`, `MAX` of a BIGINT and `COUNT` over `ROWS UNBOUNDED PRECEDING` or
 //!   `ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING`;
-//! - our own [`super::last_seen`] and [`super::enclosing`] (the critical path's call stacks
-//!   and wait sources).
+//! - our own [`super::last_seen`] (the critical path's wait sources).
 //!
 //! A window with any other function is left to DataFusion.
 
@@ -88,11 +87,6 @@ enum Function {
     Lead(Arc<dyn PhysicalExpr>),
     /// the last non-NULL value so far in the partition
     LastSeen(Arc<dyn PhysicalExpr>),
-    /// the op each start opens inside (`enclosing(is_start, name)`)
-    Enclosing {
-        is_start: Arc<dyn PhysicalExpr>,
-        name: Arc<dyn PhysicalExpr>,
-    },
     /// an aggregate of the partition's rows so far: through this row, or through the one
     /// before (`through_previous`)
     Running {
@@ -182,15 +176,6 @@ fn standard_function(
     let args = function.expressions();
     if **udf.fun() == super::last_seen::udwf() && args.len() == 1 {
         return Ok(Some(Function::LastSeen(args[0].clone())));
-    }
-    if **udf.fun() == super::enclosing::udwf()
-        && args.len() == 2
-        && args[0].data_type(input)? == DataType::Boolean
-    {
-        return Ok(Some(Function::Enclosing {
-            is_start: args[0].clone(),
-            name: args[1].clone(),
-        }));
     }
     match (udf.fun().name(), args.as_slice()) {
         ("row_number", []) => {
