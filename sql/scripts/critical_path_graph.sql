@@ -45,6 +45,13 @@ FROM _cp_cpu_event e
 -- every event with every range: 2.3 s for 1 M events and 5 k steps)
 JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}};
 
+-- _cp_launch: every GPU op with its launch call and queue lengths (_cp_gpu_op), held: the GPU
+-- ops and the waits read it, and the view reads the window's launches several times over
+CREATE OR REPLACE TABLE _cp_launch AS
+SELECT {{part}} kind, name, ts, end_ts, device_id, stream_id, correlation_id, api_name, api_ts,
+  api_end_ts, queue_at_call, queue_at_start
+FROM _cp_gpu_op;
+
 -- _cp_gpu: the GPU ops launched in each range, numbered after its CPU events, with the launch
 -- call's node (`call`) and the op before it on its stream (in a replay of a CUDA graph, every
 -- op of the replay)
@@ -55,7 +62,7 @@ WITH gpu AS (
       ORDER BY g.ts, g.device_id, g.stream_id, g.correlation_id) AS BIGINT) AS idx,
     g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id, g.api_name,
     g.api_ts, g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid
-  FROM _cp_gpu_op g
+  FROM _cp_launch g
   JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
     AND g.api_end_ts > g.api_ts {{same_window s g}}
   JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
@@ -115,7 +122,7 @@ record_last AS (
     FROM (
       SELECT {{part}} device_id, stream_id, api_ts AS t, 0 AS o, correlation_id AS launched,
         CAST(NULL AS BIGINT) AS step, CAST(NULL AS BIGINT) AS call
-      FROM _cp_gpu_op WHERE queue_at_call IS NOT NULL
+      FROM _cp_launch WHERE queue_at_call IS NOT NULL
       UNION ALL
       SELECT {{part}} record_device, record_stream, record_ts, 1, NULL, step, call
       FROM sync WHERE sync_type IN (1, 2)))
