@@ -1,395 +1,13 @@
-//! `critical_edges(nodes)`: the edges of one step's critical-path graph, built in one pass
-//! over the step's nodes: its CPU events, GPU ops and waits, as one list
-//! (sql/scripts/critical_path_graph.sql gathers them per step and unnests the edges).
-//!
-//! In SQL the edges took two stages of windows, self-joins and unions over every thread's
-//! call-stack markers, then a sort of all 3.27 M edges to number them: 2.4 s of the 5.9 s
-//! that the path of every step of a 1 M-event window took. A step is a few hundred nodes,
-//! so here each is a few small sorts.
-//!
-//! The rules (HTA's lightweight critical path; docs/reports.md has where they differ):
-//!
-//! ```text
-//!  thread 1   A( ─── B( ══ )B ─── )A          ── call stack, in HTA's marker order
-//!  lock       L1( ═══ )L1 ── L2( ═══ )L2      ── runtime lock: ends in order, every thread
-//!  stream 7        [k1]─kk─[k2]               ── an op's time; the gap to the next op
-//!                 ▲ launch   ▲ sync           ── launch delay (empty queue), waits
-//! ```
-//!
-//! - a thread's call stack: its ops' start and end markers in order (at one time ends before
-//!   starts, the longer of two starts first, the shorter of two ends first), each joined to
-//!   the one before it; a top-level start follows the previous marker at no cost, and the
-//!   end of a blocking call costs nothing (the GPU side carries its wait);
-//! - the runtime lock (`is_lock` calls, over all threads in time order): each end takes the
-//!   starts since the previous end, and follows that end;
-//! - a GPU op: its own time; its launch delay when its stream's queue was empty (or it opens
-//!   a graph replay on its lane) and nothing it waited for was still running, else the gap
-//!   after the previous op of its stream (under 1.5 ms, and not bridged by a wait);
-//! - a wait (`is_op`: an op waits for an event's op on another stream; else a synchronizing
-//!   call's end waits for `source`).
-//!
-//! Nodes are numbered `idx * 2` (start) and `idx * 2 + 1` (end). `edge_id` numbers the edges
-//! as HTA adds them (lock, call stacks thread by thread, GPU ops, waits), which decides
-//! between paths of equal weight in `longest_path`. An edge keeps the row of the node it is
-//! named after, and the names are taken once per batch (a hash join of the names back onto
-//! the edges took 1.2 s at 1 M events).
+//! The edges of one step's graph, made from its nodes by the rules in the module above.
 
 use std::cmp::Reverse;
 use std::collections::HashMap;
-use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray, StringArray, StructArray,
-    UInt64Array,
-};
-use datafusion::arrow::buffer::OffsetBuffer;
-use datafusion::arrow::compute::{cast, take};
-use datafusion::arrow::datatypes::{DataType, Field, Fields, Int64Type};
-use datafusion::error::{DataFusionError, Result as DfResult};
-use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
-};
-
-/// The SQL function `critical_edges(nodes)` -> the step's edges.
-pub fn udf() -> ScalarUDF {
-    ScalarUDF::new_from_impl(CriticalEdges {
-        signature: Signature::any(1, Volatility::Immutable),
-    })
-}
-
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct CriticalEdges {
-    signature: Signature,
-}
-
-/// The edges' fields: BIGINT but `type` and `bound_by` (text) and `name` (as the nodes').
-const OUT: [&str; 15] = [
-    "pass",
-    "seq",
-    "pid",
-    "tid",
-    "src",
-    "dst",
-    "ts",
-    "end_ts",
-    "type",
-    "weight",
-    "name",
-    "device_id",
-    "stream_id",
-    "edge_id",
-    "bound_by",
-];
-
-fn out_fields(name_type: &DataType) -> Fields {
-    OUT.iter()
-        .map(|&field| {
-            let kind = match field {
-                "type" | "bound_by" => DataType::Utf8,
-                "name" => name_type.clone(),
-                _ => DataType::Int64,
-            };
-            Field::new(field, kind, true)
-        })
-        .collect()
-}
-
-/// The nodes' fields: numbers (read as BIGINT; NULL where a kind has no such field) and
-/// flags (BOOLEAN, NULL read as false, as SQL's WHERE and CASE take it), then `name`.
-/// `kind` says which of the three a node is.
-const INTS: [&str; 17] = [
-    "kind",
-    "idx",
-    "pid",
-    "tid",
-    "ts",
-    "end_ts",
-    "device_id",
-    "stream_id",
-    "api_ts",
-    "call",
-    "queue_at_call",
-    "queue_at_start",
-    "prev_idx",
-    "prev_end",
-    "source",
-    "source_end",
-    "target",
-];
-const FLAGS: [&str; 5] = ["is_lock", "is_blocking", "replay_start", "is_comm", "is_op"];
-/// Each field's place in INTS (`int::`) or FLAGS (`flag::`).
-mod int {
-    pub const KIND: usize = 0;
-    pub const IDX: usize = 1;
-    pub const PID: usize = 2;
-    pub const TID: usize = 3;
-    pub const TS: usize = 4;
-    pub const END_TS: usize = 5;
-    pub const DEVICE_ID: usize = 6;
-    pub const STREAM_ID: usize = 7;
-    pub const API_TS: usize = 8;
-    pub const CALL: usize = 9;
-    pub const QUEUE_AT_CALL: usize = 10;
-    pub const QUEUE_AT_START: usize = 11;
-    pub const PREV_IDX: usize = 12;
-    pub const PREV_END: usize = 13;
-    pub const SOURCE: usize = 14;
-    pub const SOURCE_END: usize = 15;
-    pub const TARGET: usize = 16;
-}
-mod flag {
-    pub const IS_LOCK: usize = 0;
-    pub const IS_BLOCKING: usize = 1;
-    pub const REPLAY_START: usize = 2;
-    pub const IS_COMM: usize = 3;
-    pub const IS_OP: usize = 4;
-}
-/// `kind`: a CPU op or runtime call (an [`Event`]), a GPU op ([`Op`]), a [`Wait`].
-const CPU: i64 = 0;
-const GPU: i64 = 1;
-const WAIT: i64 = 2;
-
-/// The type of `nodes`' `name`, once its fields are checked.
-fn name_type(nodes: &DataType) -> DfResult<DataType> {
-    let fields = match nodes {
-        DataType::List(item) => match item.data_type() {
-            DataType::Struct(fields) => Some(fields),
-            _ => None,
-        },
-        _ => None,
-    };
-    let all = INTS.iter().chain(&FLAGS).chain(&["name"]);
-    if let Some(missing) = all
-        .clone()
-        .find(|f| fields.is_none_or(|s| s.find(f).is_none()))
-    {
-        return Err(DataFusionError::Plan(format!(
-            "critical_edges takes a list of structs with the fields {:?}; {nodes} has no \
-             `{missing}`",
-            all.collect::<Vec<_>>()
-        )));
-    }
-    let (_, name) = fields.and_then(|f| f.find("name")).expect("checked above");
-    Ok(name.data_type().clone())
-}
-
-impl ScalarUDFImpl for CriticalEdges {
-    fn name(&self) -> &str {
-        "critical_edges"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
-        let name = name_type(&args[0])?;
-        Ok(DataType::new_list(
-            DataType::Struct(out_fields(&name)),
-            true,
-        ))
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let nodes = Nodes::new(&arrays[0])?;
-        // about two edges a node
-        let mut out = Out::with_capacity(nodes.names.len() * 2);
-        let mut offsets = vec![0i32];
-        for row in 0..args.number_rows {
-            nodes.step(row)?.edges(&mut out);
-            offsets.push(i32::try_from(out.len()).map_err(|_| {
-                DataFusionError::Execution("critical_edges: more than 2^31 edges".into())
-            })?);
-        }
-        let fields = out_fields(nodes.names.data_type());
-        let field = Arc::new(Field::new_list_field(
-            DataType::Struct(fields.clone()),
-            true,
-        ));
-        let values = Arc::new(out.finish(fields, &nodes.names)?);
-        let list = ListArray::try_new(field, OffsetBuffer::new(offsets.into()), values, None)?;
-        Ok(ColumnarValue::Array(Arc::new(list)))
-    }
-}
-
-/// The argument: one list of nodes per step, its struct fields cast once per batch.
-struct Nodes {
-    lists: ListArray,
-    ints: Vec<Int64Array>,
-    flags: Vec<BooleanArray>,
-    names: ArrayRef,
-}
-
-impl Nodes {
-    fn new(arg: &ArrayRef) -> DfResult<Nodes> {
-        let lists = arg.as_list_opt::<i32>().ok_or_else(|| {
-            DataFusionError::Execution(format!("critical_edges: not a list: {}", arg.data_type()))
-        })?;
-        let items = lists.values().as_struct();
-        let column = |name: &str, to: &DataType| -> DfResult<ArrayRef> {
-            let column = items.column_by_name(name).ok_or_else(|| {
-                DataFusionError::Execution(format!("critical_edges: no field `{name}`"))
-            })?;
-            Ok(cast(column, to)?)
-        };
-        Ok(Nodes {
-            lists: lists.clone(),
-            ints: (INTS.iter())
-                .map(|n| {
-                    Ok(column(n, &DataType::Int64)?
-                        .as_primitive::<Int64Type>()
-                        .clone())
-                })
-                .collect::<DfResult<_>>()?,
-            flags: (FLAGS.iter())
-                .map(|n| Ok(column(n, &DataType::Boolean)?.as_boolean().clone()))
-                .collect::<DfResult<_>>()?,
-            names: items
-                .column_by_name("name")
-                .expect("checked by return_type")
-                .clone(),
-        })
-    }
-
-    /// Row `row`'s step: its nodes, by kind (none for a NULL list).
-    fn step(&self, row: usize) -> DfResult<Step> {
-        let mut step = Step::default();
-        if self.lists.is_null(row) {
-            return Ok(step);
-        }
-        let offsets = self.lists.value_offsets();
-        for i in offsets[row] as usize..offsets[row + 1] as usize {
-            match self.req(int::KIND, i)? {
-                CPU => step.events.push(Event::read(self, i)?),
-                GPU => step.ops.push(Op::read(self, i)?),
-                WAIT => step.waits.push(Wait::read(self, i)?),
-                other => {
-                    return Err(DataFusionError::Execution(format!(
-                        "critical_edges: no node kind {other}"
-                    )))
-                }
-            }
-        }
-        // the ops' edges are numbered in idx order
-        step.ops.sort_unstable_by_key(|g| g.idx);
-        Ok(step)
-    }
-
-    fn int(&self, field: usize, i: usize) -> Option<i64> {
-        let column = &self.ints[field];
-        column.is_valid(i).then(|| column.value(i))
-    }
-
-    /// A number that the graph's rules need: NULL is an error that names it.
-    fn req(&self, field: usize, i: usize) -> DfResult<i64> {
-        self.int(field, i).ok_or_else(|| {
-            DataFusionError::Execution(format!(
-                "critical_edges: a node without its `{}`",
-                INTS[field]
-            ))
-        })
-    }
-
-    fn flag(&self, field: usize, i: usize) -> bool {
-        let column = &self.flags[field];
-        column.is_valid(i) && column.value(i)
-    }
-}
-
-/// A CPU op or runtime call; `row`, its place in the batch's nodes (for its name).
-struct Event {
-    row: usize,
-    idx: i64,
-    pid: Option<i64>,
-    tid: Option<i64>,
-    ts: i64,
-    end_ts: i64,
-    is_lock: bool,
-    is_blocking: bool,
-}
-
-impl Event {
-    fn read(n: &Nodes, i: usize) -> DfResult<Event> {
-        Ok(Event {
-            row: i,
-            idx: n.req(int::IDX, i)?,
-            pid: n.int(int::PID, i),
-            tid: n.int(int::TID, i),
-            ts: n.req(int::TS, i)?,
-            end_ts: n.req(int::END_TS, i)?,
-            is_lock: n.flag(flag::IS_LOCK, i),
-            is_blocking: n.flag(flag::IS_BLOCKING, i),
-        })
-    }
-}
-
-/// A GPU op, with its launch call (`call`, a CPU event's idx) and the op before it on its
-/// stream.
-struct Op {
-    row: usize,
-    idx: i64,
-    pid: Option<i64>,
-    tid: Option<i64>,
-    ts: i64,
-    end_ts: i64,
-    device_id: Option<i64>,
-    stream_id: Option<i64>,
-    api_ts: i64,
-    call: i64,
-    queue_at_call: Option<i64>,
-    queue_at_start: Option<i64>,
-    prev_idx: Option<i64>,
-    prev_end: Option<i64>,
-    replay_start: bool,
-    is_comm: bool,
-}
-
-impl Op {
-    fn read(n: &Nodes, i: usize) -> DfResult<Op> {
-        Ok(Op {
-            row: i,
-            idx: n.req(int::IDX, i)?,
-            pid: n.int(int::PID, i),
-            tid: n.int(int::TID, i),
-            ts: n.req(int::TS, i)?,
-            end_ts: n.req(int::END_TS, i)?,
-            device_id: n.int(int::DEVICE_ID, i),
-            stream_id: n.int(int::STREAM_ID, i),
-            api_ts: n.req(int::API_TS, i)?,
-            call: n.req(int::CALL, i)?,
-            queue_at_call: n.int(int::QUEUE_AT_CALL, i),
-            queue_at_start: n.int(int::QUEUE_AT_START, i),
-            prev_idx: n.int(int::PREV_IDX, i),
-            prev_end: n.int(int::PREV_END, i),
-            replay_start: n.flag(flag::REPLAY_START, i),
-            is_comm: n.flag(flag::IS_COMM, i),
-        })
-    }
-}
-
-/// What a wait waited for (`source`, a GPU op, and its end) and what waited (`target`: a GPU
-/// op's idx if `is_op`, else a synchronizing call's).
-struct Wait {
-    is_op: bool,
-    source: i64,
-    source_end: i64,
-    target: i64,
-}
-
-impl Wait {
-    fn read(n: &Nodes, i: usize) -> DfResult<Wait> {
-        Ok(Wait {
-            source: n.req(int::SOURCE, i)?,
-            source_end: n.req(int::SOURCE_END, i)?,
-            target: n.req(int::TARGET, i)?,
-            is_op: n.flag(flag::IS_OP, i),
-        })
-    }
-}
+use super::nodes::{Event, Op, Wait};
+use super::Out;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Type {
+pub(super) enum Type {
     Operator,
     Dependency,
     Launch,
@@ -398,7 +16,7 @@ enum Type {
 }
 
 impl Type {
-    fn text(self) -> &'static str {
+    pub(super) fn text(self) -> &'static str {
         match self {
             Type::Operator => "operator",
             Type::Dependency => "dependency",
@@ -422,22 +40,22 @@ fn bound_by(kind: Type, device_id: Option<i64>, is_comm: bool) -> Option<&'stati
     }
 }
 
-struct Edge {
-    pass: i64,
-    seq: i64,
-    pid: Option<i64>,
-    tid: Option<i64>,
-    src: i64,
-    dst: i64,
-    ts: i64,
-    end_ts: i64,
-    kind: Type,
-    weight: i64,
+pub(super) struct Edge {
+    pub(super) pass: i64,
+    pub(super) seq: i64,
+    pub(super) pid: Option<i64>,
+    pub(super) tid: Option<i64>,
+    pub(super) src: i64,
+    pub(super) dst: i64,
+    pub(super) ts: i64,
+    pub(super) end_ts: i64,
+    pub(super) kind: Type,
+    pub(super) weight: i64,
     /// the node whose name the edge carries, as its row in the batch's nodes
-    name: Option<usize>,
-    device_id: Option<i64>,
-    stream_id: Option<i64>,
-    bound_by: Option<&'static str>,
+    pub(super) name: Option<usize>,
+    pub(super) device_id: Option<i64>,
+    pub(super) stream_id: Option<i64>,
+    pub(super) bound_by: Option<&'static str>,
 }
 
 impl Edge {
@@ -479,15 +97,15 @@ fn node(idx: i64, is_start: bool) -> i64 {
 }
 
 #[derive(Default)]
-struct Step {
-    events: Vec<Event>,
-    ops: Vec<Op>,
-    waits: Vec<Wait>,
+pub(super) struct Step {
+    pub(super) events: Vec<Event>,
+    pub(super) ops: Vec<Op>,
+    pub(super) waits: Vec<Wait>,
 }
 
 impl Step {
     /// Every edge of the step's graph, appended to `out` in `edge_id` order.
-    fn edges(&self, out: &mut Out) {
+    pub(super) fn edges(&self, out: &mut Out) {
         let mut edges = Vec::with_capacity(self.events.len() * 2 + self.ops.len() * 2);
         let markers = self.markers();
         self.lock_edges(&markers, &mut edges);
@@ -789,67 +407,6 @@ impl Step {
     }
 }
 
-/// The edges of a batch of steps, column by column.
-struct Out {
-    /// pass, seq, src, dst, ts, end_ts, weight, edge_id
-    values: [Vec<i64>; 8],
-    /// pid, tid, device_id, stream_id
-    nullable: [Vec<Option<i64>>; 4],
-    kind: Vec<&'static str>,
-    name: Vec<Option<u64>>,
-    bound_by: Vec<Option<&'static str>>,
-}
-
-impl Out {
-    fn with_capacity(edges: usize) -> Out {
-        Out {
-            values: std::array::from_fn(|_| Vec::with_capacity(edges)),
-            nullable: std::array::from_fn(|_| Vec::with_capacity(edges)),
-            kind: Vec::with_capacity(edges),
-            name: Vec::with_capacity(edges),
-            bound_by: Vec::with_capacity(edges),
-        }
-    }
-
-    fn len(&self) -> usize {
-        self.kind.len()
-    }
-
-    fn push(&mut self, e: &Edge, edge_id: i64) {
-        let values = [
-            e.pass, e.seq, e.src, e.dst, e.ts, e.end_ts, e.weight, edge_id,
-        ];
-        for (column, v) in self.values.iter_mut().zip(values) {
-            column.push(v);
-        }
-        let nullable = [e.pid, e.tid, e.device_id, e.stream_id];
-        for (column, v) in self.nullable.iter_mut().zip(nullable) {
-            column.push(v);
-        }
-        self.kind.push(e.kind.text());
-        self.name.push(e.name.map(|row| row as u64));
-        self.bound_by.push(e.bound_by);
-    }
-
-    /// The edges as structs of `fields` (OUT's order), their names taken from `names`.
-    fn finish(self, fields: Fields, names: &ArrayRef) -> DfResult<StructArray> {
-        let [pass, seq, src, dst, ts, end_ts, weight, edge_id] = self
-            .values
-            .map(|v| Arc::new(Int64Array::from(v)) as ArrayRef);
-        let [pid, tid, device_id, stream_id] = self
-            .nullable
-            .map(|v| Arc::new(Int64Array::from(v)) as ArrayRef);
-        let kind = Arc::new(StringArray::from(self.kind));
-        let name = take(names.as_ref(), &UInt64Array::from(self.name), None)?;
-        let bound_by = Arc::new(StringArray::from(self.bound_by));
-        let columns: Vec<ArrayRef> = vec![
-            pass, seq, pid, tid, src, dst, ts, end_ts, kind, weight, name, device_id, stream_id,
-            edge_id, bound_by,
-        ];
-        Ok(StructArray::try_new(fields, columns, None)?)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -879,42 +436,6 @@ mod tests {
                 (out.kind[i], v(2), v(3), v(6), out.name[i])
             })
             .collect()
-    }
-
-    #[test]
-    fn each_field_position_names_its_field() {
-        let ints = [
-            (int::KIND, "kind"),
-            (int::IDX, "idx"),
-            (int::PID, "pid"),
-            (int::TID, "tid"),
-            (int::TS, "ts"),
-            (int::END_TS, "end_ts"),
-            (int::DEVICE_ID, "device_id"),
-            (int::STREAM_ID, "stream_id"),
-            (int::API_TS, "api_ts"),
-            (int::CALL, "call"),
-            (int::QUEUE_AT_CALL, "queue_at_call"),
-            (int::QUEUE_AT_START, "queue_at_start"),
-            (int::PREV_IDX, "prev_idx"),
-            (int::PREV_END, "prev_end"),
-            (int::SOURCE, "source"),
-            (int::SOURCE_END, "source_end"),
-            (int::TARGET, "target"),
-        ];
-        for (at, name) in ints {
-            assert_eq!(INTS[at], name);
-        }
-        let flags = [
-            (flag::IS_LOCK, "is_lock"),
-            (flag::IS_BLOCKING, "is_blocking"),
-            (flag::REPLAY_START, "replay_start"),
-            (flag::IS_COMM, "is_comm"),
-            (flag::IS_OP, "is_op"),
-        ];
-        for (at, name) in flags {
-            assert_eq!(FLAGS[at], name);
-        }
     }
 
     #[test]

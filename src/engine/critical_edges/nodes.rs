@@ -1,0 +1,280 @@
+//! The nodes of a batch of steps, as `critical_edges` gets them: one list per step of
+//! structs, each a CPU event, a GPU op or a wait (`kind`), read into [`Step`]s.
+
+use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray};
+use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::error::{DataFusionError, Result as DfResult};
+
+use super::graph::Step;
+
+/// The nodes' fields: numbers (read as BIGINT; NULL where a kind has no such field) and
+/// flags (BOOLEAN, NULL read as false, as SQL's WHERE and CASE take it), then `name`.
+/// `kind` says which of the three a node is.
+pub(super) const INTS: [&str; 17] = [
+    "kind",
+    "idx",
+    "pid",
+    "tid",
+    "ts",
+    "end_ts",
+    "device_id",
+    "stream_id",
+    "api_ts",
+    "call",
+    "queue_at_call",
+    "queue_at_start",
+    "prev_idx",
+    "prev_end",
+    "source",
+    "source_end",
+    "target",
+];
+pub(super) const FLAGS: [&str; 5] = ["is_lock", "is_blocking", "replay_start", "is_comm", "is_op"];
+/// Each field's place in INTS (`int::`) or FLAGS (`flag::`).
+mod int {
+    pub const KIND: usize = 0;
+    pub const IDX: usize = 1;
+    pub const PID: usize = 2;
+    pub const TID: usize = 3;
+    pub const TS: usize = 4;
+    pub const END_TS: usize = 5;
+    pub const DEVICE_ID: usize = 6;
+    pub const STREAM_ID: usize = 7;
+    pub const API_TS: usize = 8;
+    pub const CALL: usize = 9;
+    pub const QUEUE_AT_CALL: usize = 10;
+    pub const QUEUE_AT_START: usize = 11;
+    pub const PREV_IDX: usize = 12;
+    pub const PREV_END: usize = 13;
+    pub const SOURCE: usize = 14;
+    pub const SOURCE_END: usize = 15;
+    pub const TARGET: usize = 16;
+}
+mod flag {
+    pub const IS_LOCK: usize = 0;
+    pub const IS_BLOCKING: usize = 1;
+    pub const REPLAY_START: usize = 2;
+    pub const IS_COMM: usize = 3;
+    pub const IS_OP: usize = 4;
+}
+/// `kind`: a CPU op or runtime call (an [`Event`]), a GPU op ([`Op`]), a [`Wait`].
+const CPU: i64 = 0;
+const GPU: i64 = 1;
+const WAIT: i64 = 2;
+
+/// The argument: one list of nodes per step, its struct fields cast once per batch.
+pub(super) struct Nodes {
+    pub(super) lists: ListArray,
+    pub(super) ints: Vec<Int64Array>,
+    pub(super) flags: Vec<BooleanArray>,
+    pub(super) names: ArrayRef,
+}
+
+impl Nodes {
+    pub(super) fn new(arg: &ArrayRef) -> DfResult<Nodes> {
+        let lists = arg.as_list_opt::<i32>().ok_or_else(|| {
+            DataFusionError::Execution(format!("critical_edges: not a list: {}", arg.data_type()))
+        })?;
+        let items = lists.values().as_struct();
+        let column = |name: &str, to: &DataType| -> DfResult<ArrayRef> {
+            let column = items.column_by_name(name).ok_or_else(|| {
+                DataFusionError::Execution(format!("critical_edges: no field `{name}`"))
+            })?;
+            Ok(cast(column, to)?)
+        };
+        Ok(Nodes {
+            lists: lists.clone(),
+            ints: (INTS.iter())
+                .map(|n| {
+                    Ok(column(n, &DataType::Int64)?
+                        .as_primitive::<Int64Type>()
+                        .clone())
+                })
+                .collect::<DfResult<_>>()?,
+            flags: (FLAGS.iter())
+                .map(|n| Ok(column(n, &DataType::Boolean)?.as_boolean().clone()))
+                .collect::<DfResult<_>>()?,
+            names: items
+                .column_by_name("name")
+                .expect("checked by return_type")
+                .clone(),
+        })
+    }
+
+    /// Row `row`'s step: its nodes, by kind (none for a NULL list).
+    pub(super) fn step(&self, row: usize) -> DfResult<Step> {
+        let mut step = Step::default();
+        if self.lists.is_null(row) {
+            return Ok(step);
+        }
+        let offsets = self.lists.value_offsets();
+        for i in offsets[row] as usize..offsets[row + 1] as usize {
+            match self.req(int::KIND, i)? {
+                CPU => step.events.push(Event::read(self, i)?),
+                GPU => step.ops.push(Op::read(self, i)?),
+                WAIT => step.waits.push(Wait::read(self, i)?),
+                other => {
+                    return Err(DataFusionError::Execution(format!(
+                        "critical_edges: no node kind {other}"
+                    )))
+                }
+            }
+        }
+        // the ops' edges are numbered in idx order
+        step.ops.sort_unstable_by_key(|g| g.idx);
+        Ok(step)
+    }
+
+    fn int(&self, field: usize, i: usize) -> Option<i64> {
+        let column = &self.ints[field];
+        column.is_valid(i).then(|| column.value(i))
+    }
+
+    /// A number that the graph's rules need: NULL is an error that names it.
+    fn req(&self, field: usize, i: usize) -> DfResult<i64> {
+        self.int(field, i).ok_or_else(|| {
+            DataFusionError::Execution(format!(
+                "critical_edges: a node without its `{}`",
+                INTS[field]
+            ))
+        })
+    }
+
+    fn flag(&self, field: usize, i: usize) -> bool {
+        let column = &self.flags[field];
+        column.is_valid(i) && column.value(i)
+    }
+}
+
+/// A CPU op or runtime call; `row`, its place in the batch's nodes (for its name).
+pub(super) struct Event {
+    pub(super) row: usize,
+    pub(super) idx: i64,
+    pub(super) pid: Option<i64>,
+    pub(super) tid: Option<i64>,
+    pub(super) ts: i64,
+    pub(super) end_ts: i64,
+    pub(super) is_lock: bool,
+    pub(super) is_blocking: bool,
+}
+
+impl Event {
+    fn read(n: &Nodes, i: usize) -> DfResult<Event> {
+        Ok(Event {
+            row: i,
+            idx: n.req(int::IDX, i)?,
+            pid: n.int(int::PID, i),
+            tid: n.int(int::TID, i),
+            ts: n.req(int::TS, i)?,
+            end_ts: n.req(int::END_TS, i)?,
+            is_lock: n.flag(flag::IS_LOCK, i),
+            is_blocking: n.flag(flag::IS_BLOCKING, i),
+        })
+    }
+}
+
+/// A GPU op, with its launch call (`call`, a CPU event's idx) and the op before it on its
+/// stream.
+pub(super) struct Op {
+    pub(super) row: usize,
+    pub(super) idx: i64,
+    pub(super) pid: Option<i64>,
+    pub(super) tid: Option<i64>,
+    pub(super) ts: i64,
+    pub(super) end_ts: i64,
+    pub(super) device_id: Option<i64>,
+    pub(super) stream_id: Option<i64>,
+    pub(super) api_ts: i64,
+    pub(super) call: i64,
+    pub(super) queue_at_call: Option<i64>,
+    pub(super) queue_at_start: Option<i64>,
+    pub(super) prev_idx: Option<i64>,
+    pub(super) prev_end: Option<i64>,
+    pub(super) replay_start: bool,
+    pub(super) is_comm: bool,
+}
+
+impl Op {
+    fn read(n: &Nodes, i: usize) -> DfResult<Op> {
+        Ok(Op {
+            row: i,
+            idx: n.req(int::IDX, i)?,
+            pid: n.int(int::PID, i),
+            tid: n.int(int::TID, i),
+            ts: n.req(int::TS, i)?,
+            end_ts: n.req(int::END_TS, i)?,
+            device_id: n.int(int::DEVICE_ID, i),
+            stream_id: n.int(int::STREAM_ID, i),
+            api_ts: n.req(int::API_TS, i)?,
+            call: n.req(int::CALL, i)?,
+            queue_at_call: n.int(int::QUEUE_AT_CALL, i),
+            queue_at_start: n.int(int::QUEUE_AT_START, i),
+            prev_idx: n.int(int::PREV_IDX, i),
+            prev_end: n.int(int::PREV_END, i),
+            replay_start: n.flag(flag::REPLAY_START, i),
+            is_comm: n.flag(flag::IS_COMM, i),
+        })
+    }
+}
+
+/// What a wait waited for (`source`, a GPU op, and its end) and what waited (`target`: a GPU
+/// op's idx if `is_op`, else a synchronizing call's).
+pub(super) struct Wait {
+    pub(super) is_op: bool,
+    pub(super) source: i64,
+    pub(super) source_end: i64,
+    pub(super) target: i64,
+}
+
+impl Wait {
+    fn read(n: &Nodes, i: usize) -> DfResult<Wait> {
+        Ok(Wait {
+            source: n.req(int::SOURCE, i)?,
+            source_end: n.req(int::SOURCE_END, i)?,
+            target: n.req(int::TARGET, i)?,
+            is_op: n.flag(flag::IS_OP, i),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_field_position_names_its_field() {
+        let ints = [
+            (int::KIND, "kind"),
+            (int::IDX, "idx"),
+            (int::PID, "pid"),
+            (int::TID, "tid"),
+            (int::TS, "ts"),
+            (int::END_TS, "end_ts"),
+            (int::DEVICE_ID, "device_id"),
+            (int::STREAM_ID, "stream_id"),
+            (int::API_TS, "api_ts"),
+            (int::CALL, "call"),
+            (int::QUEUE_AT_CALL, "queue_at_call"),
+            (int::QUEUE_AT_START, "queue_at_start"),
+            (int::PREV_IDX, "prev_idx"),
+            (int::PREV_END, "prev_end"),
+            (int::SOURCE, "source"),
+            (int::SOURCE_END, "source_end"),
+            (int::TARGET, "target"),
+        ];
+        for (at, name) in ints {
+            assert_eq!(INTS[at], name);
+        }
+        let flags = [
+            (flag::IS_LOCK, "is_lock"),
+            (flag::IS_BLOCKING, "is_blocking"),
+            (flag::REPLAY_START, "replay_start"),
+            (flag::IS_COMM, "is_comm"),
+            (flag::IS_OP, "is_op"),
+        ];
+        for (at, name) in flags {
+            assert_eq!(FLAGS[at], name);
+        }
+    }
+}
