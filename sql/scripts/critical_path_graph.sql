@@ -6,8 +6,9 @@
 --
 -- A start and an end node for every CPU op, runtime or driver call and GPU op of the range
 -- (CPU events that start in it, GPU ops whose launch call does), and edges that say what must
--- happen before what. SQL gathers the nodes and the waits; engine::critical_edges makes the
--- edges, a step at a time (docs/reports.md has the rules and where they differ from HTA's):
+-- happen before what. SQL gathers the nodes and the waits; engine::critical_path makes the
+-- edges and finds the path, a step at a time (docs/reports.md has the rules and where they
+-- differ from HTA's):
 -- - on a thread, the ops in call-stack order (weight: the time between the two nodes; 0 from a
 --   top-level op to the next, and 0 up to the end of a blocking call, whose wait the GPU side
 --   carries);
@@ -21,9 +22,11 @@
 --   the end of cudaEventSynchronize, or before the first op launched after a
 --   cudaStreamWaitEvent onto the waiting stream; in a window without cuda_sync records, the
 --   op of its process that ended last during a synchronizing call before that call's end.
--- The path is the heaviest chain through these edges (engine::longest_path); an edge of -1 µs
--- or less counts 0 there, as in HTA, and with its own weight in `dur_ns`. A what-if
--- (parameter `speedup`) reweighs the matched edges and finds the path again.
+-- The path is the heaviest chain through these edges; an edge of -1 µs or less counts 0
+-- there, as in HTA, and with its own weight in `dur_ns`. A what-if (parameter `speedup`:
+-- `PATTERN=FACTOR`, `;` between rules) weighs an edge whose bound_by is PATTERN, or whose
+-- op's name is LIKE it, FACTOR times its own time (the smallest factor of the rules it
+-- matches), and finds the path again.
 
 -- _cp_step: the ranges, numbered from 0 in time order in each window
 CREATE OR REPLACE TABLE _cp_step AS
@@ -207,11 +210,13 @@ UNION ALL
 SELECT {{part}} step, 'call', source, source_end, call FROM record_source
 WHERE sync_type = 1;
 
--- _cp_edge: every edge of each range's graph, built from its nodes by engine::critical_edges
--- (one list per range of its CPU events, GPU ops and waits; the rules are in the header
--- above and in that module). `edge_id` orders the edges as HTA adds them (lock, call stacks
--- thread by thread, GPU ops), which decides between paths of equal weight.
-CREATE OR REPLACE TABLE _cp_edge AS
+-- _cp_path: the path of each range, segment by segment (`position` from 0), found by
+-- engine::critical_path from the range's nodes (one list of its CPU events, GPU ops and waits;
+-- the graph's rules are in the header above and in that module) under the what-if's weights
+-- (parameter `speedup`); `measured_ns`, the length of the path under the measured weights
+-- (for a what-if only). The edges stay inside the function: as a table they were unnested,
+-- held, aggregated again for the path and joined back to it.
+CREATE OR REPLACE TABLE _cp_path AS
 WITH node AS (
   -- kind 0: a CPU event
   SELECT {{part}} step, 0 AS kind, idx, name, pid, tid, ts, end_ts, is_lock, is_blocking,
@@ -237,81 +242,21 @@ WITH node AS (
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, kind = 'op', source, source_end, target
   FROM _cp_wait
 ),
-edge AS (
-  SELECT {{part}} step, unnest(critical_edges(array_agg(named_struct('kind', kind, 'idx', idx,
+path AS (
+  SELECT {{part}} step, unnest(critical_path(array_agg(named_struct('kind', kind, 'idx', idx,
     'name', name, 'pid', pid, 'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
     'is_blocking', is_blocking, 'device_id', device_id, 'stream_id', stream_id,
     'api_ts', api_ts, 'call', call, 'queue_at_call', queue_at_call,
     'queue_at_start', queue_at_start, 'replay_start', replay_start, 'prev_idx', prev_idx,
     'prev_end', prev_end, 'is_comm', is_comm, 'is_op', is_op, 'source', source,
-    'source_end', source_end, 'target', target)))) AS e
+    'source_end', source_end, 'target', target)), {{param speedup}})) AS p
   FROM node
   GROUP BY {{part}} step
 )
-SELECT {{part}} step, e['pass'] AS pass, e['seq'] AS seq, e['pid'] AS pid, e['tid'] AS tid,
-  e['src'] AS src, e['dst'] AS dst, e['ts'] AS ts, e['end_ts'] AS end_ts, e['type'] AS type,
-  e['weight'] AS weight, e['name'] AS name, e['device_id'] AS device_id,
-  e['stream_id'] AS stream_id, e['edge_id'] AS edge_id,
+SELECT {{part}} step, p['position'] AS position, p['type'] AS type,
   -- what the time was spent on (HTA's bound_by)
-  e['bound_by'] AS bound_by
-FROM edge;
-
--- _cp_speedup: the what-if's rules (parameter `speedup`: `PATTERN=FACTOR`, `;` between
--- rules): an edge whose bound_by is PATTERN, or whose op's name is LIKE it, weighs FACTOR
--- times its own time (the smallest factor of the rules it matches)
-CREATE OR REPLACE TABLE _cp_speedup AS
-SELECT trim(split_part(rule, '=', 1)) AS pattern,
-  CAST(trim(split_part(rule, '=', 2)) AS DOUBLE) AS factor
-FROM (SELECT unnest(string_to_array({{param speedup}}, ';')) AS rule)
-WHERE trim(rule) <> '';
-
--- _cp_sped_up: the edges the what-if shortens, with their new weight
-CREATE OR REPLACE TABLE _cp_sped_up AS
-SELECT {{part e}} e.step, e.edge_id,
-  CAST(round(e.weight * MIN(r.factor)) AS BIGINT) AS weight
-FROM _cp_edge e
-JOIN _cp_speedup r ON e.bound_by = r.pattern OR e.name LIKE r.pattern
-WHERE e.weight > 0
-GROUP BY {{part e}} e.step, e.edge_id, e.weight;
-
--- _cp_path: the path's edges of each range, in order (`position` from 0), under the what-if's
--- weights; `measured_ns`, the length of the path under the measured weights (computed only
--- for a what-if). The path is found over numbers only: with the edges' names in the aggregated
--- structs, array_agg held a copy of every batch's text per edge (7.9 GB for HTA's 19 k-edge
--- CUDA-graph step).
-CREATE OR REPLACE TABLE _cp_path AS
-WITH weighted AS (
-  SELECT {{part e}} e.step, e.edge_id, e.src, e.dst, e.weight AS measured,
-    COALESCE(w.weight, e.weight) AS weight
-  FROM _cp_edge e
-  LEFT JOIN _cp_sped_up w ON w.step = e.step AND w.edge_id = e.edge_id {{same_window w e}}
-),
-path AS (
-  SELECT {{part}} step,
-    longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
-      'weight', CASE WHEN weight <= -1000 THEN 0 ELSE weight END))) AS edges,
-    longest_path(array_agg(named_struct('edge_id', edge_id, 'src', src, 'dst', dst,
-      'weight', CASE WHEN measured <= -1000 THEN 0 ELSE measured END))
-      FILTER (WHERE {{param speedup}} <> '')) AS measured_edges
-  FROM weighted
-  GROUP BY {{part}} step
-),
-measured AS (
-  SELECT {{part p}} p.step, SUM(e.weight) AS measured_ns
-  FROM (SELECT {{part}} step, unnest(measured_edges)['edge_id'] AS edge_id FROM path) p
-  JOIN _cp_edge e ON e.step = p.step AND e.edge_id = p.edge_id {{same_window e p}}
-  WHERE e.bound_by IS NOT NULL
-  GROUP BY {{part p}} p.step
-),
-segment AS (
-  SELECT {{part}} step, unnest(edges)['edge_id'] AS edge_id,
-    unnest(range(array_length(edges))) AS position
-  FROM path
-)
-SELECT {{part e}} e.step, s.position, e.type, e.bound_by, e.name, e.pid, e.tid, e.device_id,
-  e.stream_id, e.ts, e.end_ts, COALESCE(w.weight, e.weight) AS dur_ns,
-  e.weight AS measured_dur_ns, m.measured_ns
-FROM segment s
-JOIN _cp_edge e ON e.step = s.step AND e.edge_id = s.edge_id {{same_window e s}}
-LEFT JOIN _cp_sped_up w ON w.step = s.step AND w.edge_id = s.edge_id {{same_window w s}}
-LEFT JOIN measured m ON m.step = s.step {{same_window m s}};
+  p['bound_by'] AS bound_by, p['name'] AS name, p['pid'] AS pid, p['tid'] AS tid,
+  p['device_id'] AS device_id, p['stream_id'] AS stream_id, p['ts'] AS ts,
+  p['end_ts'] AS end_ts, p['dur_ns'] AS dur_ns, p['measured_dur_ns'] AS measured_dur_ns,
+  p['measured_ns'] AS measured_ns
+FROM path;

@@ -32,7 +32,7 @@ struct Cli {
     profile: bool,
     /// Print EXPLAIN ANALYZE of the export plan PLAN (e.g. chrome_kernel, or
     /// critical_path_segment under --critical-path), of the query of a report step's table
-    /// (e.g. _cp_edge__critical_path_summary), or of a diff view (e.g. _diff_gpu_work), as
+    /// (e.g. _cp_path__critical_path_summary), or of a diff view (e.g. _diff_gpu_work), as
     /// it runs
     #[arg(long, global = true, value_name = "PLAN", env = "TRACESQL_EXPLAIN")]
     explain: Option<String>,

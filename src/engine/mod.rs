@@ -11,10 +11,9 @@
 //! - [`left_merge_join`]: a merge join the planner would not choose, over two queries
 //!   already in key order;
 //! - [`HeldView`]: a view computed once for all its readers (the reports' shared helpers);
-//! - [`critical_edges`]: the edges of a step's critical-path graph, in one pass over its nodes
-//!   (in SQL, 2.4 s of windows and self-joins at 1 M events);
-//! - [`longest_path`]: the critical path's one step that is not a join (a pass over a graph in
-//!   dependency order);
+//! - [`critical_path`]: a step's critical-path graph and its heaviest path, in one pass over
+//!   its nodes (in SQL, 2.4 s of windows and self-joins at 1 M events for the edges alone;
+//!   the path is a pass over the graph in dependency order, which SQL cannot take);
 //! - [`last_seen`]: `LAST_VALUE(x IGNORE NULLS)` over a running frame, in one pass instead
 //!   of one look back per row (the critical path's wait sources: 8.8 s -> ms at 229 k rows);
 //! - [`arg_max`]: the value of each group's row with the greatest keys, for
@@ -31,12 +30,11 @@
 //! - [`YieldPoints`]: a yield point after every operator of a query, so Ctrl-C stops it.
 
 mod arg_max;
-mod critical_edges;
+mod critical_path;
 mod held_view;
 mod interval_index;
 mod interval_join;
 pub mod last_seen;
-pub mod longest_path;
 mod merge_join;
 mod row_lookup;
 mod running_window;
@@ -125,8 +123,7 @@ fn session(config: SessionConfig, cancel: Cancel) -> SessionContext {
 /// within ~128 batches of any operator ([`YieldPoints`]).
 pub fn query_session() -> SessionContext {
     let ctx = session(base_config(), Cancel::Anywhere);
-    ctx.register_udf(longest_path::udf());
-    ctx.register_udf(critical_edges::udf());
+    ctx.register_udf(critical_path::udf());
     ctx.register_udwf(last_seen::udwf());
     ctx.register_udaf(arg_max::udaf());
     ctx

@@ -1,4 +1,4 @@
-//! The nodes of a batch of steps, as `critical_edges` gets them: one list per step of
+//! The nodes of a batch of steps, as `critical_path` gets them: one list per step of
 //! structs, each a CPU event, a GPU op or a wait (`kind`), read into [`Step`]s.
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray};
@@ -74,12 +74,12 @@ pub(super) struct Nodes {
 impl Nodes {
     pub(super) fn new(arg: &ArrayRef) -> DfResult<Nodes> {
         let lists = arg.as_list_opt::<i32>().ok_or_else(|| {
-            DataFusionError::Execution(format!("critical_edges: not a list: {}", arg.data_type()))
+            DataFusionError::Execution(format!("critical_path: not a list: {}", arg.data_type()))
         })?;
         let items = lists.values().as_struct();
         let column = |name: &str, to: &DataType| -> DfResult<ArrayRef> {
             let column = items.column_by_name(name).ok_or_else(|| {
-                DataFusionError::Execution(format!("critical_edges: no field `{name}`"))
+                DataFusionError::Execution(format!("critical_path: no field `{name}`"))
             })?;
             Ok(cast(column, to)?)
         };
@@ -116,7 +116,7 @@ impl Nodes {
                 WAIT => step.waits.push(Wait::read(self, i)?),
                 other => {
                     return Err(DataFusionError::Execution(format!(
-                        "critical_edges: no node kind {other}"
+                        "critical_path: no node kind {other}"
                     )))
                 }
             }
@@ -135,7 +135,7 @@ impl Nodes {
     fn req(&self, field: usize, i: usize) -> DfResult<i64> {
         self.int(field, i).ok_or_else(|| {
             DataFusionError::Execution(format!(
-                "critical_edges: a node without its `{}`",
+                "critical_path: a node without its `{}`",
                 INTS[field]
             ))
         })

@@ -4,7 +4,6 @@ use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use super::nodes::{Event, Op, Wait};
-use super::Out;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Type {
@@ -104,23 +103,20 @@ pub(super) struct Step {
 }
 
 impl Step {
-    /// Every edge of the step's graph, appended to `out` in `edge_id` order.
-    pub(super) fn edges(&self, out: &mut Out) {
+    /// Every edge of the step's graph, in `edge_id` order.
+    pub(super) fn edges(&self) -> Vec<Edge> {
         let mut edges = Vec::with_capacity(self.events.len() * 2 + self.ops.len() * 2);
         let markers = self.markers();
         self.lock_edges(&markers, &mut edges);
         self.stack_edges(&markers, &mut edges);
         self.gpu_edges(&mut edges);
         self.call_waits(&mut edges);
-        // made nearly in order (ops by idx): a stable sort takes them in a few runs, and keeps
-        // ties (the waits of one op) as made
-        // made in order but for a step's waits of several ops (a sort moves ~200 bytes an edge)
+        // made in order but for a step's waits of several ops (a sort moves ~200 bytes an
+        // edge); stable, so ties (the waits of one op) stay as made
         if !edges.is_sorted_by_key(Edge::order) {
             edges.sort_by_key(Edge::order);
         }
-        for (id, edge) in edges.iter().enumerate() {
-            out.push(edge, id as i64 + 1);
-        }
+        edges
     }
 
     /// Each GPU op's row in the batch's nodes, by idx.
@@ -425,16 +421,9 @@ mod tests {
     }
 
     /// The step's edges as (type, src, dst, weight, name row), in edge_id order.
-    fn edges(step: &Step) -> Vec<(&'static str, i64, i64, i64, Option<u64>)> {
-        let mut out = Out::with_capacity(0);
-        step.edges(&mut out);
-        let ids: Vec<i64> = out.values[7].clone();
-        assert_eq!(ids, (1..=ids.len() as i64).collect::<Vec<_>>());
-        (0..out.len())
-            .map(|i| {
-                let v = |c: usize| out.values[c][i];
-                (out.kind[i], v(2), v(3), v(6), out.name[i])
-            })
+    fn edges(step: &Step) -> Vec<(&'static str, i64, i64, i64, Option<usize>)> {
+        (step.edges().iter())
+            .map(|e| (e.kind.text(), e.src, e.dst, e.weight, e.name))
             .collect()
     }
 

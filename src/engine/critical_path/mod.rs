@@ -1,11 +1,13 @@
-//! `critical_edges(nodes)`: the edges of one step's critical-path graph, built in one pass
-//! over the step's nodes: its CPU events, GPU ops and waits, as one list
-//! (sql/scripts/critical_path_graph.sql gathers them per step and unnests the edges).
+//! `critical_path(nodes, speedup)`: the critical path of one step, made in one pass over
+//! the step's nodes (its CPU events, GPU ops and waits, as one list; SQL gathers them,
+//! sql/scripts/critical_path_graph.sql): the step's graph, then its heaviest path under the
+//! what-if's weights, returned as the path's segments in order.
 //!
 //! In SQL the edges took two stages of windows, self-joins and unions over every thread's
 //! call-stack markers, then a sort of all 3.27 M edges to number them: 2.4 s of the 5.9 s
 //! that the path of every step of a 1 M-event window took. A step is a few hundred nodes,
-//! so here each is a few small sorts.
+//! so here each is a few small sorts. The edges never leave the function: as a table they
+//! were unnested, held, aggregated again for the path and joined back to it (1.5-2 s).
 //!
 //! The rules (HTA's lightweight critical path; docs/reports.md has where they differ):
 //!
@@ -30,15 +32,18 @@
 //!
 //! Nodes are numbered `idx * 2` (start) and `idx * 2 + 1` (end). `edge_id` numbers the edges
 //! as HTA adds them (lock, call stacks thread by thread, GPU ops, waits), which decides
-//! between paths of equal weight in `longest_path`. An edge keeps the row of the node it is
-//! named after, and the names are taken once per batch (a hash join of the names back onto
+//! between paths of equal weight ([`path`]). An edge keeps the row of the node it is named
+//! after, and the path's names are taken once per batch (a hash join of the names back onto
 //! the edges took 1.2 s at 1 M events).
 //!
 //! Modules, along the data flow: [`nodes`] reads a batch's lists of nodes, [`graph`] makes
-//! each step's edges, and [`Out`] (here) gathers them into the function's Arrow result.
+//! each step's edges, [`speedup`] reweighs them for a what-if, [`path`] finds the heaviest
+//! path, and [`Out`] (here) gathers its segments into the function's Arrow result.
 
 mod graph;
 mod nodes;
+mod path;
+mod speedup;
 
 use std::sync::Arc;
 
@@ -55,36 +60,38 @@ use datafusion::logical_expr::{
 
 use graph::Edge;
 use nodes::{Nodes, FLAGS, INTS};
+use path::Graph;
+use speedup::{Factors, Speedup};
 
-/// The SQL function `critical_edges(nodes)` -> the step's edges.
+/// The SQL function `critical_path(nodes, speedup)` -> the step's path segments.
 pub fn udf() -> ScalarUDF {
-    ScalarUDF::new_from_impl(CriticalEdges {
-        signature: Signature::any(1, Volatility::Immutable),
+    ScalarUDF::new_from_impl(CriticalPath {
+        signature: Signature::any(2, Volatility::Immutable),
     })
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
-struct CriticalEdges {
+struct CriticalPath {
     signature: Signature,
 }
 
-/// The edges' fields: BIGINT but `type` and `bound_by` (text) and `name` (as the nodes').
-const OUT: [&str; 15] = [
-    "pass",
-    "seq",
+/// The segments' fields: BIGINT but `type` and `bound_by` (text) and `name` (as the
+/// nodes'). `dur_ns` is the weight under the what-if, `measured_dur_ns` as measured, and
+/// `measured_ns` the length of the path as measured (a what-if only).
+const OUT: [&str; 13] = [
+    "position",
+    "type",
+    "bound_by",
+    "name",
     "pid",
     "tid",
-    "src",
-    "dst",
-    "ts",
-    "end_ts",
-    "type",
-    "weight",
-    "name",
     "device_id",
     "stream_id",
-    "edge_id",
-    "bound_by",
+    "ts",
+    "end_ts",
+    "dur_ns",
+    "measured_dur_ns",
+    "measured_ns",
 ];
 
 fn out_fields(name_type: &DataType) -> Fields {
@@ -115,7 +122,7 @@ fn name_type(nodes: &DataType) -> DfResult<DataType> {
         .find(|f| fields.is_none_or(|s| s.find(f).is_none()))
     {
         return Err(DataFusionError::Plan(format!(
-            "critical_edges takes a list of structs with the fields {:?}; {nodes} has no \
+            "critical_path takes a list of structs with the fields {:?}; {nodes} has no \
              `{missing}`",
             all.collect::<Vec<_>>()
         )));
@@ -124,9 +131,9 @@ fn name_type(nodes: &DataType) -> DfResult<DataType> {
     Ok(name.data_type().clone())
 }
 
-impl ScalarUDFImpl for CriticalEdges {
+impl ScalarUDFImpl for CriticalPath {
     fn name(&self) -> &str {
-        "critical_edges"
+        "critical_path"
     }
 
     fn signature(&self) -> &Signature {
@@ -142,15 +149,21 @@ impl ScalarUDFImpl for CriticalEdges {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let nodes = Nodes::new(&arrays[0])?;
-        // about two edges a node
-        let mut out = Out::with_capacity(nodes.names.len() * 2);
+        let speedup = match &args.args[1] {
+            ColumnarValue::Scalar(text) => text.try_as_str().map(|t| t.unwrap_or("")),
+            ColumnarValue::Array(_) => None,
+        };
+        let speedup = Speedup::parse(speedup.ok_or_else(|| {
+            DataFusionError::Plan("critical_path: the speedup is one constant text".into())
+        })?)?;
+        let nodes = Nodes::new(&args.args[0].to_array(args.number_rows)?)?;
+        let factors = speedup.factors(&nodes.names)?;
+        let mut out = Out::default();
         let mut offsets = vec![0i32];
         for row in 0..args.number_rows {
-            nodes.step(row)?.edges(&mut out);
+            out.push_path(&nodes.step(row)?.edges(), &factors, speedup.asked)?;
             offsets.push(i32::try_from(out.len()).map_err(|_| {
-                DataFusionError::Execution("critical_edges: more than 2^31 edges".into())
+                DataFusionError::Execution("critical_path: more than 2^31 segments".into())
             })?);
         }
         let fields = out_fields(nodes.names.data_type());
@@ -164,62 +177,96 @@ impl ScalarUDFImpl for CriticalEdges {
     }
 }
 
-/// The edges of a batch of steps, column by column.
+/// An edge's weight on the way to the path: -1 µs or less counts 0, as in HTA.
+fn path_weight(weight: i64) -> i64 {
+    if weight <= -1000 {
+        0
+    } else {
+        weight
+    }
+}
+
+/// The path segments of a batch of steps, column by column.
+#[derive(Default)]
 struct Out {
-    /// pass, seq, src, dst, ts, end_ts, weight, edge_id
-    values: [Vec<i64>; 8],
-    /// pid, tid, device_id, stream_id
-    nullable: [Vec<Option<i64>>; 4],
+    /// position, ts, end_ts, dur_ns, measured_dur_ns
+    values: [Vec<i64>; 5],
+    /// pid, tid, device_id, stream_id, measured_ns
+    nullable: [Vec<Option<i64>>; 5],
     kind: Vec<&'static str>,
     name: Vec<Option<u64>>,
     bound_by: Vec<Option<&'static str>>,
 }
 
 impl Out {
-    fn with_capacity(edges: usize) -> Out {
-        Out {
-            values: std::array::from_fn(|_| Vec::with_capacity(edges)),
-            nullable: std::array::from_fn(|_| Vec::with_capacity(edges)),
-            kind: Vec::with_capacity(edges),
-            name: Vec::with_capacity(edges),
-            bound_by: Vec::with_capacity(edges),
-        }
-    }
-
     fn len(&self) -> usize {
         self.kind.len()
     }
 
-    fn push(&mut self, e: &Edge, edge_id: i64) {
-        let values = [
-            e.pass, e.seq, e.src, e.dst, e.ts, e.end_ts, e.weight, edge_id,
-        ];
-        for (column, v) in self.values.iter_mut().zip(values) {
-            column.push(v);
+    /// The heaviest path through a step's `edges` (in edge_id order), under the what-if's
+    /// weights; with a what-if asked for, the path as measured gives `measured_ns`.
+    fn push_path(&mut self, edges: &[Edge], factors: &Factors, asked: bool) -> DfResult<()> {
+        let graph = Graph::new(edges.iter().map(|e| (e.src, e.dst)));
+        let weights: Vec<i64> = edges.iter().map(|e| factors.weight(e)).collect();
+        let path = graph.longest(&weights.iter().map(|&w| path_weight(w)).collect::<Vec<_>>())?;
+        let measured_ns = if !asked {
+            None
+        } else {
+            let unchanged = edges.iter().zip(&weights).all(|(e, &w)| e.weight == w);
+            let measured = if unchanged {
+                path.clone()
+            } else {
+                let measured: Vec<i64> = edges.iter().map(|e| path_weight(e.weight)).collect();
+                graph.longest(&measured)?
+            };
+            // the causes' time, as SQL summed it (NULL if the path has none)
+            (measured.iter().map(|&i| &edges[i]))
+                .filter(|e| e.bound_by.is_some())
+                .map(|e| e.weight)
+                .reduce(|a, b| a + b)
+        };
+        for (position, &i) in path.iter().enumerate() {
+            let e = &edges[i];
+            let values = [position as i64, e.ts, e.end_ts, weights[i], e.weight];
+            for (column, v) in self.values.iter_mut().zip(values) {
+                column.push(v);
+            }
+            let nullable = [e.pid, e.tid, e.device_id, e.stream_id, measured_ns];
+            for (column, v) in self.nullable.iter_mut().zip(nullable) {
+                column.push(v);
+            }
+            self.kind.push(e.kind.text());
+            self.name.push(e.name.map(|row| row as u64));
+            self.bound_by.push(e.bound_by);
         }
-        let nullable = [e.pid, e.tid, e.device_id, e.stream_id];
-        for (column, v) in self.nullable.iter_mut().zip(nullable) {
-            column.push(v);
-        }
-        self.kind.push(e.kind.text());
-        self.name.push(e.name.map(|row| row as u64));
-        self.bound_by.push(e.bound_by);
+        Ok(())
     }
 
-    /// The edges as structs of `fields` (OUT's order), their names taken from `names`.
+    /// The segments as structs of `fields` (OUT's order), their names taken from `names`.
     fn finish(self, fields: Fields, names: &ArrayRef) -> DfResult<StructArray> {
-        let [pass, seq, src, dst, ts, end_ts, weight, edge_id] = self
+        let [position, ts, end_ts, dur_ns, measured_dur_ns] = self
             .values
             .map(|v| Arc::new(Int64Array::from(v)) as ArrayRef);
-        let [pid, tid, device_id, stream_id] = self
+        let [pid, tid, device_id, stream_id, measured_ns] = self
             .nullable
             .map(|v| Arc::new(Int64Array::from(v)) as ArrayRef);
         let kind = Arc::new(StringArray::from(self.kind));
         let name = take(names.as_ref(), &UInt64Array::from(self.name), None)?;
         let bound_by = Arc::new(StringArray::from(self.bound_by));
         let columns: Vec<ArrayRef> = vec![
-            pass, seq, pid, tid, src, dst, ts, end_ts, kind, weight, name, device_id, stream_id,
-            edge_id, bound_by,
+            position,
+            kind,
+            bound_by,
+            name,
+            pid,
+            tid,
+            device_id,
+            stream_id,
+            ts,
+            end_ts,
+            dur_ns,
+            measured_dur_ns,
+            measured_ns,
         ];
         Ok(StructArray::try_new(fields, columns, None)?)
     }
