@@ -56,49 +56,20 @@ SELECT {{part}} kind, name, ts, end_ts, device_id, stream_id, correlation_id, ap
 FROM _cp_gpu_op;
 
 -- _cp_gpu: the GPU ops launched in each range, numbered after its CPU events, with the launch
--- call's node (`call`) and the op before it on its stream (in a replay of a CUDA graph, every
--- op of the replay)
+-- call's node (`call`). The op before each on its stream, and the first op of each CUDA-graph
+-- replay on its stream, are found by engine::critical_path, a step at a time.
 CREATE OR REPLACE TABLE _cp_gpu AS
-WITH gpu AS (
-  SELECT {{part g}} s.step,
-    CAST(2199023255552 + ROW_NUMBER() OVER (PARTITION BY {{part g}} s.step
-      ORDER BY g.ts, g.device_id, g.stream_id, g.correlation_id) AS BIGINT) AS idx,
-    g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id, g.api_name,
-    g.api_ts, g.queue_at_call, g.queue_at_start, c.idx AS call, c.pid, c.tid
-  FROM _cp_launch g
-  JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
-    AND g.api_end_ts > g.api_ts {{same_window s g}}
-  JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
-    ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}}
-),
--- the first op of a CUDA-graph replay on its lane (beyond HTA, which keeps one op per
--- replay and no launch edge: this one waits for its cudaGraphLaunch). Grouped: as a window
--- partitioned by replay and lane, it was one small partition per op (1.7 s for 400 k ops).
-replay_start AS (
-  SELECT {{part}} step, MIN(idx) AS idx
-  FROM gpu
-  WHERE api_name = 'cudaGraphLaunch'
-  GROUP BY {{part}} step, correlation_id, device_id, stream_id
-),
--- the op before on its lane, read in one window per step (lane by lane) rather than one per
--- lane: DataFusion pays for every partition of a window
-lane AS (
-  SELECT g.*, r.idx IS NOT NULL AS replay_start,
-    LAG(g.device_id) OVER w AS prev_device,
-    LAG(g.stream_id) OVER w AS prev_stream,
-    LAG(g.idx) OVER w AS prev_any_idx,
-    LAG(g.end_ts) OVER w AS prev_any_end
-  FROM gpu g
-  LEFT JOIN replay_start r ON r.step = g.step AND r.idx = g.idx {{same_window r g}}
-  WINDOW w AS (PARTITION BY {{part g}} g.step ORDER BY g.device_id, g.stream_id, g.ts, g.idx)
-)
-SELECT {{part}} step, idx, kind, name, ts, end_ts, device_id, stream_id, correlation_id, api_ts,
-  queue_at_call, queue_at_start, call, pid, tid, replay_start,
-  CASE WHEN prev_device = device_id AND prev_stream = stream_id THEN prev_any_idx END
-    AS prev_idx,
-  CASE WHEN prev_device = device_id AND prev_stream = stream_id THEN prev_any_end END
-    AS prev_end
-FROM lane;
+SELECT {{part g}} s.step,
+  CAST(2199023255552 + ROW_NUMBER() OVER (PARTITION BY {{part g}} s.step
+    ORDER BY g.ts, g.device_id, g.stream_id, g.correlation_id) AS BIGINT) AS idx,
+  g.kind, g.name, g.ts, g.end_ts, g.device_id, g.stream_id, g.correlation_id,
+  g.api_name = 'cudaGraphLaunch' AS is_graph, g.api_ts, g.queue_at_call, g.queue_at_start,
+  c.idx AS call, c.pid, c.tid
+FROM _cp_launch g
+JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
+  AND g.api_end_ts > g.api_ts {{same_window s g}}
+JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
+  ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}};
 
 -- _cp_wait: what each synchronization of a range waited for (`source`, a GPU op of the range)
 -- and what waited (`target`): the end of the synchronizing call (kind 'call'), or the first op
@@ -223,15 +194,15 @@ WITH node AS (
     CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id,
     CAST(NULL AS BIGINT) AS api_ts, CAST(NULL AS BIGINT) AS call,
     CAST(NULL AS BIGINT) AS queue_at_call, CAST(NULL AS BIGINT) AS queue_at_start,
-    CAST(NULL AS BOOLEAN) AS replay_start, CAST(NULL AS BIGINT) AS prev_idx,
-    CAST(NULL AS BIGINT) AS prev_end, CAST(NULL AS BOOLEAN) AS is_comm,
+    CAST(NULL AS BIGINT) AS correlation_id, CAST(NULL AS BOOLEAN) AS is_graph,
+    CAST(NULL AS BOOLEAN) AS is_comm,
     CAST(NULL AS BOOLEAN) AS is_op, CAST(NULL AS BIGINT) AS source,
     CAST(NULL AS BIGINT) AS source_end, CAST(NULL AS BIGINT) AS target
   FROM _cp_cpu
   UNION ALL
   -- kind 1: a GPU op
   SELECT {{part}} step, 1, idx, name, pid, tid, ts, end_ts, NULL, NULL, device_id, stream_id,
-    api_ts, call, queue_at_call, queue_at_start, replay_start, prev_idx, prev_end,
+    api_ts, call, queue_at_call, queue_at_start, correlation_id, is_graph,
     -- HTA's communication kernels, matched by name (bound_by gpu_communication)
     name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%' OR name LIKE 'hip%',
     NULL, NULL, NULL, NULL
@@ -239,7 +210,7 @@ WITH node AS (
   UNION ALL
   -- kind 2: a wait
   SELECT {{part}} step, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, kind = 'op', source, source_end, target
+    NULL, NULL, NULL, NULL, NULL, NULL, kind = 'op', source, source_end, target
   FROM _cp_wait
 ),
 path AS (
@@ -247,8 +218,8 @@ path AS (
     'name', name, 'pid', pid, 'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
     'is_blocking', is_blocking, 'device_id', device_id, 'stream_id', stream_id,
     'api_ts', api_ts, 'call', call, 'queue_at_call', queue_at_call,
-    'queue_at_start', queue_at_start, 'replay_start', replay_start, 'prev_idx', prev_idx,
-    'prev_end', prev_end, 'is_comm', is_comm, 'is_op', is_op, 'source', source,
+    'queue_at_start', queue_at_start, 'correlation_id', correlation_id, 'is_graph', is_graph,
+    'is_comm', is_comm, 'is_op', is_op, 'source', source,
     'source_end', source_end, 'target', target)), {{param speedup}})) AS p
   FROM node
   GROUP BY {{part}} step

@@ -3,7 +3,7 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 
-use super::nodes::{Event, Op, Wait};
+use super::nodes::{nulls_last, Event, Op, Wait};
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Type {
@@ -84,11 +84,6 @@ struct Marker {
 
 /// A map keyed by node idx, through a fast hash.
 type FastMap<V> = HashMap<i64, V, foldhash::fast::FixedState>;
-
-/// SQL's `ORDER BY x NULLS LAST` for a nullable number.
-fn nulls_last(v: Option<i64>) -> (bool, i64) {
-    (v.is_none(), v.unwrap_or(0))
-}
 
 /// A node number: `idx * 2` for a start, `idx * 2 + 1` for an end.
 fn node(idx: i64, is_start: bool) -> i64 {
@@ -471,22 +466,9 @@ mod tests {
 
     fn op(row: usize, idx: i64, (ts, end_ts): (i64, i64), prev: Option<(i64, i64)>) -> Op {
         Op {
-            row,
-            idx,
-            pid: Some(1),
-            tid: Some(1),
-            ts,
-            end_ts,
-            device_id: Some(0),
-            stream_id: Some(7),
-            api_ts: 0,
-            call: 1,
-            queue_at_call: Some(1),
-            queue_at_start: Some(0),
             prev_idx: prev.map(|p| p.0),
             prev_end: prev.map(|p| p.1),
-            replay_start: false,
-            is_comm: false,
+            ..Op::example(row, idx, (ts, end_ts))
         }
     }
 
