@@ -23,8 +23,15 @@ queue AS (
       ORDER BY t, delta, correlation_id ROWS UNBOUNDED PRECEDING) AS length
   FROM queue_step
 ),
-at_call AS (SELECT * FROM queue WHERE delta = 1),
-at_start AS (SELECT * FROM queue WHERE delta = -1)
+-- each op's two rows of the queue side by side: its call's and its start's (one pass over the
+-- queue; as two joins, the planner computed the queue once for each)
+queue_length AS (
+  SELECT {{part}} device_id, stream_id, correlation_id, op_ts,
+    MAX(CASE WHEN delta = 1 THEN length END) AS at_call,
+    MAX(CASE WHEN delta = -1 THEN length END) AS at_start
+  FROM queue
+  GROUP BY {{part}} device_id, stream_id, correlation_id, op_ts
+)
 SELECT
   {{part l}}
   -- see gpu_op
@@ -33,11 +40,9 @@ SELECT
   -- the launching call: name, start and end (unix ns), process and raw thread id
   l.api_name, l.api_ts, l.api_ts + l.api_dur AS api_end_ts, l.process_id, l.thread_id,
   -- the stream's queue length at the call, with this op (NULL for calls that do not queue)
-  c.length AS queue_at_call,
+  q.at_call AS queue_at_call,
   -- the stream's queue length once this op started
-  s.length AS queue_at_start
+  q.at_start AS queue_at_start
 FROM launched l
-LEFT JOIN at_call c ON c.device_id = l.device_id AND c.stream_id = l.stream_id
-  AND c.correlation_id = l.correlation_id AND c.op_ts = l.ts {{same_window c l}}
-LEFT JOIN at_start s ON s.device_id = l.device_id AND s.stream_id = l.stream_id
-  AND s.correlation_id = l.correlation_id AND s.op_ts = l.ts {{same_window s l}}
+LEFT JOIN queue_length q ON q.device_id = l.device_id AND q.stream_id = l.stream_id
+  AND q.correlation_id = l.correlation_id AND q.op_ts = l.ts {{same_window q l}}

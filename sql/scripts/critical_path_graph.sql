@@ -151,23 +151,29 @@ stream_last AS (
 -- in a window without cuda_sync records (parameter infer_syncs; beyond HTA, which then has no
 -- waits), a cudaStreamSynchronize, cudaEventSynchronize or cudaDeviceSynchronize waited for
 -- the GPU op of its process that ended last while it ran, if one did: the calls do not say
--- which stream or event they waited on (one pass over each process's op ends and calls)
+-- which stream or event they waited on (one pass over each process's op ends and calls; only
+-- the processes with such calls, so a window with cuda_sync records sorts nothing here)
+inferred_call AS (
+  SELECT {{part c}} c.step, c.pid, c.idx, c.ts, c.end_ts
+  FROM _cp_cpu c
+  LEFT JOIN (SELECT DISTINCT {{part}} true AS recorded FROM cuda_sync) y ON true
+    {{same_window y c}}
+  WHERE {{param infer_syncs}} <> 0 AND y.recorded IS NULL
+    AND c.name IN ('cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaDeviceSynchronize')
+),
 inferred AS (
   SELECT * FROM (
     SELECT *,
       last_seen(op) OVER ends AS source,
       last_seen(op_end) OVER ends AS source_end
     FROM (
-      SELECT {{part}} step, pid, end_ts AS t, 0 AS o, idx AS op, end_ts AS op_end,
+      SELECT {{part g}} g.step, g.pid, g.end_ts AS t, 0 AS o, g.idx AS op, g.end_ts AS op_end,
         CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
-      FROM _cp_gpu
+      FROM _cp_gpu g
+      JOIN (SELECT DISTINCT {{part}} step, pid FROM inferred_call) k
+        ON k.step = g.step AND (k.pid IS NOT DISTINCT FROM g.pid) {{same_window k g}}
       UNION ALL
-      SELECT {{part c}} c.step, c.pid, c.end_ts, 1, NULL, NULL, c.idx, c.ts
-      FROM _cp_cpu c
-      LEFT JOIN (SELECT DISTINCT {{part}} true AS recorded FROM cuda_sync) y ON true
-        {{same_window y c}}
-      WHERE {{param infer_syncs}} <> 0 AND y.recorded IS NULL
-        AND c.name IN ('cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaDeviceSynchronize'))
+      SELECT {{part}} step, pid, end_ts, 1, NULL, NULL, idx, ts FROM inferred_call)
     WINDOW ends AS (PARTITION BY {{part}} step, pid ORDER BY t, o, op ROWS UNBOUNDED PRECEDING))
   WHERE call IS NOT NULL AND source_end >= call_ts
 )
