@@ -227,7 +227,8 @@ impl Op {
 
 /// Each op's neighbours, `ops` in idx order: the op before it on its lane (device and
 /// stream, in time order; none on a lane without a device or stream), and whether it opens
-/// a CUDA-graph replay there (the first op, by idx, of a `cudaGraphLaunch` on its lane).
+/// a CUDA-graph replay there (the first op, by idx, of a `cudaGraphLaunch` on its lane; beyond
+/// HTA, which keeps one op per replay and no launch edge: this one waits for its launch).
 /// In SQL these were a window over each step's ops by lane and a grouping of the replays,
 /// each over its own copy of the step's GPU ops (0.8 s of compute at 1 M events).
 fn link_lanes(ops: &mut [Op]) {
