@@ -188,47 +188,43 @@ SELECT {{part}} step, 'call', source, source_end, call FROM record_source
 WHERE sync_type = 1;
 
 -- _cp_path: the path of each range, segment by segment (`position` from 0), found by
--- engine::critical_path from the range's nodes (one list of its CPU events, GPU ops and waits;
--- the graph's rules are in the header above and in that module) under the what-if's weights
--- (parameter `speedup`); `measured_ns`, the length of the path under the measured weights
--- (for a what-if only). The edges stay inside the function: as a table they were unnested,
--- held, aggregated again for the path and joined back to it.
+-- engine::critical_path from the range's nodes (a list each of its CPU events, GPU ops and
+-- waits; the graph's rules are in the header above and in that module) under the what-if's
+-- weights (parameter `speedup`); `measured_ns`, the length of the path as measured (for a
+-- what-if only). The edges stay inside the function: as a table they were unnested, held,
+-- aggregated again for the path and joined back to it. Three narrow lists, not one of all
+-- three kinds: array_agg copies each list twice, and one list of all carried 23 fields a node.
 CREATE OR REPLACE TABLE _cp_path AS
-WITH node AS (
-  -- kind 0: a CPU event
-  SELECT {{part}} step, 0 AS kind, idx, name, pid, tid, ts, end_ts, is_lock, is_blocking,
-    CAST(NULL AS BIGINT) AS device_id, CAST(NULL AS BIGINT) AS stream_id,
-    CAST(NULL AS BIGINT) AS api_ts, CAST(NULL AS BIGINT) AS call,
-    CAST(NULL AS BIGINT) AS queue_at_call, CAST(NULL AS BIGINT) AS queue_at_start,
-    CAST(NULL AS BIGINT) AS correlation_id, CAST(NULL AS BOOLEAN) AS is_graph,
-    CAST(NULL AS BOOLEAN) AS is_comm,
-    CAST(NULL AS BOOLEAN) AS is_op, CAST(NULL AS BIGINT) AS source,
-    CAST(NULL AS BIGINT) AS source_end, CAST(NULL AS BIGINT) AS target
+WITH events AS (
+  SELECT {{part}} step, array_agg(named_struct('idx', idx, 'name', name, 'pid', pid,
+    'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
+    'is_blocking', is_blocking)) AS events
   FROM _cp_cpu
-  UNION ALL
-  -- kind 1: a GPU op
-  SELECT {{part}} step, 1, idx, name, pid, tid, ts, end_ts, NULL, NULL, device_id, stream_id,
-    api_ts, call, queue_at_call, queue_at_start, correlation_id, is_graph,
-    -- HTA's communication kernels, matched by name (bound_by gpu_communication)
-    name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%' OR name LIKE 'hip%',
-    NULL, NULL, NULL, NULL
-  FROM _cp_gpu
-  UNION ALL
-  -- kind 2: a wait
-  SELECT {{part}} step, 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-    NULL, NULL, NULL, NULL, NULL, NULL, kind = 'op', source, source_end, target
-  FROM _cp_wait
+  GROUP BY {{part}} step
 ),
-path AS (
-  SELECT {{part}} step, unnest(critical_path(array_agg(named_struct('kind', kind, 'idx', idx,
-    'name', name, 'pid', pid, 'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
-    'is_blocking', is_blocking, 'device_id', device_id, 'stream_id', stream_id,
+ops AS (
+  SELECT {{part}} step, array_agg(named_struct('idx', idx, 'name', name, 'pid', pid,
+    'tid', tid, 'ts', ts, 'end_ts', end_ts, 'device_id', device_id, 'stream_id', stream_id,
     'api_ts', api_ts, 'call', call, 'queue_at_call', queue_at_call,
     'queue_at_start', queue_at_start, 'correlation_id', correlation_id, 'is_graph', is_graph,
-    'is_comm', is_comm, 'is_op', is_op, 'source', source,
-    'source_end', source_end, 'target', target)), {{param speedup}})) AS p
-  FROM node
+    -- HTA's communication kernels, matched by name (bound_by gpu_communication)
+    'is_comm', name LIKE 'nccl%' OR name LIKE '%ncclKernel%' OR name LIKE 'hccl%'
+      OR name LIKE 'hip%')) AS ops
+  FROM _cp_gpu
   GROUP BY {{part}} step
+),
+waits AS (
+  SELECT {{part}} step, array_agg(named_struct('is_op', kind = 'op', 'source', source,
+    'source_end', source_end, 'target', target)) AS waits
+  FROM _cp_wait
+  GROUP BY {{part}} step
+),
+path AS (
+  -- a range's ops and waits hang on its CPU events' calls; not every range has them
+  SELECT {{part e}} e.step, unnest(critical_path(e.events, o.ops, w.waits, {{param speedup}})) AS p
+  FROM events e
+  LEFT JOIN ops o ON o.step = e.step {{same_window o e}}
+  LEFT JOIN waits w ON w.step = e.step {{same_window w e}}
 )
 SELECT {{part}} step, p['position'] AS position, p['type'] AS type,
   -- what the time was spent on (HTA's bound_by)

@@ -1,6 +1,6 @@
-//! `critical_path(nodes, speedup)`: the critical path of one step, made in one pass over
-//! the step's nodes (its CPU events, GPU ops and waits, as one list; SQL gathers them,
-//! sql/scripts/critical_path_graph.sql): the step's graph, then its heaviest path under the
+//! `critical_path(events, ops, waits, speedup)`: the critical path of one step, made in one
+//! pass over the step's nodes (a list each of its CPU events, GPU ops and waits; SQL gathers
+//! them, sql/scripts/critical_path_graph.sql): the step's graph, then its heaviest path under the
 //! what-if's weights, returned as the path's segments in order.
 //!
 //! In SQL the edges took two stages of windows, self-joins and unions over every thread's
@@ -60,14 +60,15 @@ use datafusion::logical_expr::{
 };
 
 use graph::Edge;
-use nodes::{Nodes, FLAGS, INTS};
+use nodes::{Nodes, KINDS};
 use path::Graph;
 use speedup::{Factors, Speedup};
 
-/// The SQL function `critical_path(nodes, speedup)` -> the step's path segments.
+/// The SQL function `critical_path(events, ops, waits, speedup)` -> the step's path
+/// segments.
 pub fn udf() -> ScalarUDF {
     ScalarUDF::new_from_impl(CriticalPath {
-        signature: Signature::any(2, Volatility::Immutable),
+        signature: Signature::any(4, Volatility::Immutable),
     })
 }
 
@@ -77,7 +78,7 @@ struct CriticalPath {
 }
 
 /// The segments' fields: BIGINT but `type` and `bound_by` (text) and `name` (as the
-/// nodes'). `dur_ns` is the weight under the what-if, `measured_dur_ns` as measured, and
+/// events' names). `dur_ns` is the weight under the what-if, `measured_dur_ns` as measured, and
 /// `measured_ns` the length of the path as measured (a what-if only).
 const OUT: [&str; 13] = [
     "position",
@@ -108,27 +109,14 @@ fn out_fields(name_type: &DataType) -> Fields {
         .collect()
 }
 
-/// The type of `nodes`' `name`, once its fields are checked.
-fn name_type(nodes: &DataType) -> DfResult<DataType> {
-    let fields = match nodes {
-        DataType::List(item) => match item.data_type() {
-            DataType::Struct(fields) => Some(fields),
-            _ => None,
-        },
-        _ => None,
-    };
-    let all = INTS.iter().chain(&FLAGS).chain(&["name"]);
-    if let Some(missing) = all
-        .clone()
-        .find(|f| fields.is_none_or(|s| s.find(f).is_none()))
-    {
-        return Err(DataFusionError::Plan(format!(
-            "critical_path takes a list of structs with the fields {:?}; {nodes} has no \
-             `{missing}`",
-            all.collect::<Vec<_>>()
-        )));
+/// The type of the path's `name` (the events' names), once every argument's fields are
+/// checked.
+fn name_type(args: &[DataType]) -> DfResult<DataType> {
+    for (kind, arg) in KINDS.iter().zip(args) {
+        kind.fields(arg)?;
     }
-    let (_, name) = fields.and_then(|f| f.find("name")).expect("checked above");
+    let events = KINDS[0].fields(&args[0])?;
+    let (_, name) = events.find("name").expect("checked above");
     Ok(name.data_type().clone())
 }
 
@@ -142,7 +130,7 @@ impl ScalarUDFImpl for CriticalPath {
     }
 
     fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
-        let name = name_type(&args[0])?;
+        let name = name_type(args)?;
         Ok(DataType::new_list(
             DataType::Struct(out_fields(&name)),
             true,
@@ -150,14 +138,16 @@ impl ScalarUDFImpl for CriticalPath {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let speedup = match &args.args[1] {
+        let speedup = match &args.args[3] {
             ColumnarValue::Scalar(text) => text.try_as_str().map(|t| t.unwrap_or("")),
             ColumnarValue::Array(_) => None,
         };
         let speedup = Speedup::parse(speedup.ok_or_else(|| {
             DataFusionError::Plan("critical_path: the speedup is one constant text".into())
         })?)?;
-        let nodes = Nodes::new(&args.args[0].to_array(args.number_rows)?)?;
+        let [events, ops, waits] =
+            [0, 1, 2].map(|i| args.args[i].to_array(args.number_rows));
+        let nodes = Nodes::new([&events?, &ops?, &waits?])?;
         let factors = speedup.factors(&nodes.names)?;
         let mut out = Out::default();
         let mut offsets = vec![0i32];

@@ -1,130 +1,160 @@
-//! The nodes of a batch of steps, as `critical_path` gets them: one list per step of
-//! structs, each a CPU event, a GPU op or a wait (`kind`), read into [`Step`]s.
+//! The nodes of a batch of steps, as `critical_path` gets them: per step, a list of its CPU
+//! events, a list of its GPU ops and a list of its waits (structs), read into [`Step`]s.
+//! Three narrow lists, not one of every field: each list is copied twice by the
+//! `array_agg` that makes it, and a node of one list of all three kinds carried 23 fields.
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, BooleanArray, Int64Array, ListArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Int64Type};
+use datafusion::arrow::compute::{cast, concat};
+use datafusion::arrow::datatypes::{DataType, Fields, Int64Type};
 use datafusion::error::{DataFusionError, Result as DfResult};
 
 use std::collections::HashMap;
 
 use super::graph::Step;
 
-/// The nodes' fields: numbers (read as BIGINT; NULL where a kind has no such field) and
-/// flags (BOOLEAN, NULL read as false, as SQL's WHERE and CASE take it), then `name`.
-/// `kind` says which of the three a node is.
-pub(super) const INTS: [&str; 16] = [
-    "kind",
-    "idx",
-    "pid",
-    "tid",
-    "ts",
-    "end_ts",
-    "device_id",
-    "stream_id",
-    "api_ts",
-    "call",
-    "queue_at_call",
-    "queue_at_start",
-    "correlation_id",
-    "source",
-    "source_end",
-    "target",
-];
-pub(super) const FLAGS: [&str; 5] = ["is_lock", "is_blocking", "is_graph", "is_comm", "is_op"];
-/// Each field's place in INTS (`int::`) or FLAGS (`flag::`).
+/// The fields of each list: numbers (read as BIGINT), flags (BOOLEAN, NULL read as false,
+/// as SQL's WHERE and CASE take it), and for events and ops `name`.
+pub(super) struct Kind {
+    pub(super) list: &'static str,
+    pub(super) ints: &'static [&'static str],
+    pub(super) flags: &'static [&'static str],
+    pub(super) named: bool,
+}
+
+/// The arguments' lists, in order.
+pub(super) const KINDS: [Kind; 3] = [EVENTS, OPS, WAITS];
+
+/// A CPU op or runtime call ([`Event`]).
+const EVENTS: Kind = Kind {
+    list: "events",
+    ints: &["idx", "pid", "tid", "ts", "end_ts"],
+    flags: &["is_lock", "is_blocking"],
+    named: true,
+};
+/// A GPU op ([`Op`]).
+const OPS: Kind = Kind {
+    list: "ops",
+    ints: &[
+        "idx",
+        "pid",
+        "tid",
+        "ts",
+        "end_ts",
+        "device_id",
+        "stream_id",
+        "api_ts",
+        "call",
+        "queue_at_call",
+        "queue_at_start",
+        "correlation_id",
+    ],
+    flags: &["is_graph", "is_comm"],
+    named: true,
+};
+/// A [`Wait`].
+const WAITS: Kind = Kind {
+    list: "waits",
+    ints: &["source", "source_end", "target"],
+    flags: &["is_op"],
+    named: false,
+};
+
+impl Kind {
+    /// The struct fields of this kind's argument, or an error that names what is missing.
+    pub(super) fn fields<'a>(&self, arg: &'a DataType) -> DfResult<&'a Fields> {
+        let fields = match arg {
+            DataType::List(item) => match item.data_type() {
+                DataType::Struct(fields) => Some(fields),
+                _ => None,
+            },
+            _ => None,
+        };
+        let name: &[&str] = if self.named { &["name"] } else { &[] };
+        let all = || self.ints.iter().chain(self.flags).chain(name);
+        match all().find(|f| fields.is_none_or(|s| s.find(f).is_none())) {
+            Some(missing) => Err(DataFusionError::Plan(format!(
+                "critical_path takes {} as a list of structs with the fields {:?}; {arg} has \
+                 no `{missing}`",
+                self.list,
+                all().collect::<Vec<_>>()
+            ))),
+            None => Ok(fields.expect("found all fields")),
+        }
+    }
+}
+
+/// Each field's place in its kind's `ints` (`int::`) or `flags` (`flag::`).
 mod int {
-    pub const KIND: usize = 0;
-    pub const IDX: usize = 1;
-    pub const PID: usize = 2;
-    pub const TID: usize = 3;
-    pub const TS: usize = 4;
-    pub const END_TS: usize = 5;
-    pub const DEVICE_ID: usize = 6;
-    pub const STREAM_ID: usize = 7;
-    pub const API_TS: usize = 8;
-    pub const CALL: usize = 9;
-    pub const QUEUE_AT_CALL: usize = 10;
-    pub const QUEUE_AT_START: usize = 11;
-    pub const CORRELATION_ID: usize = 12;
-    pub const SOURCE: usize = 13;
-    pub const SOURCE_END: usize = 14;
-    pub const TARGET: usize = 15;
+    pub const IDX: usize = 0;
+    pub const PID: usize = 1;
+    pub const TID: usize = 2;
+    pub const TS: usize = 3;
+    pub const END_TS: usize = 4;
+    pub const DEVICE_ID: usize = 5;
+    pub const STREAM_ID: usize = 6;
+    pub const API_TS: usize = 7;
+    pub const CALL: usize = 8;
+    pub const QUEUE_AT_CALL: usize = 9;
+    pub const QUEUE_AT_START: usize = 10;
+    pub const CORRELATION_ID: usize = 11;
+    pub const SOURCE: usize = 0;
+    pub const SOURCE_END: usize = 1;
+    pub const TARGET: usize = 2;
 }
 mod flag {
     pub const IS_LOCK: usize = 0;
     pub const IS_BLOCKING: usize = 1;
-    pub const IS_GRAPH: usize = 2;
-    pub const IS_COMM: usize = 3;
-    pub const IS_OP: usize = 4;
-}
-/// `kind`: a CPU op or runtime call (an [`Event`]), a GPU op ([`Op`]), a [`Wait`].
-const CPU: i64 = 0;
-const GPU: i64 = 1;
-const WAIT: i64 = 2;
-
-/// The argument: one list of nodes per step, its struct fields cast once per batch.
-pub(super) struct Nodes {
-    pub(super) lists: ListArray,
-    pub(super) ints: Vec<Int64Array>,
-    pub(super) flags: Vec<BooleanArray>,
-    pub(super) names: ArrayRef,
+    pub const IS_GRAPH: usize = 0;
+    pub const IS_COMM: usize = 1;
+    pub const IS_OP: usize = 0;
 }
 
-impl Nodes {
-    pub(super) fn new(arg: &ArrayRef) -> DfResult<Nodes> {
+/// One argument: a list per step of one kind of node, its struct fields cast once per batch.
+pub(super) struct List {
+    kind: &'static Kind,
+    lists: ListArray,
+    ints: Vec<Int64Array>,
+    flags: Vec<BooleanArray>,
+}
+
+impl List {
+    fn new(kind: &'static Kind, arg: &ArrayRef) -> DfResult<List> {
         let lists = arg.as_list_opt::<i32>().ok_or_else(|| {
             DataFusionError::Execution(format!("critical_path: not a list: {}", arg.data_type()))
         })?;
+        kind.fields(arg.data_type())?;
         let items = lists.values().as_struct();
         let column = |name: &str, to: &DataType| -> DfResult<ArrayRef> {
-            let column = items.column_by_name(name).ok_or_else(|| {
-                DataFusionError::Execution(format!("critical_path: no field `{name}`"))
-            })?;
-            Ok(cast(column, to)?)
+            Ok(cast(items.column_by_name(name).expect("checked"), to)?)
         };
-        Ok(Nodes {
+        Ok(List {
+            kind,
             lists: lists.clone(),
-            ints: (INTS.iter())
+            ints: (kind.ints.iter())
                 .map(|n| {
                     Ok(column(n, &DataType::Int64)?
                         .as_primitive::<Int64Type>()
                         .clone())
                 })
                 .collect::<DfResult<_>>()?,
-            flags: (FLAGS.iter())
+            flags: (kind.flags.iter())
                 .map(|n| Ok(column(n, &DataType::Boolean)?.as_boolean().clone()))
                 .collect::<DfResult<_>>()?,
-            names: items
-                .column_by_name("name")
-                .expect("checked by return_type")
-                .clone(),
         })
     }
 
-    /// Row `row`'s step: its nodes, by kind (none for a NULL list).
-    pub(super) fn step(&self, row: usize) -> DfResult<Step> {
-        let mut step = Step::default();
+    /// The items of row `row`'s list (none for a NULL list: a step without such nodes).
+    fn items(&self, row: usize) -> std::ops::Range<usize> {
         if self.lists.is_null(row) {
-            return Ok(step);
+            return 0..0;
         }
         let offsets = self.lists.value_offsets();
-        for i in offsets[row] as usize..offsets[row + 1] as usize {
-            match self.req(int::KIND, i)? {
-                CPU => step.events.push(Event::read(self, i)?),
-                GPU => step.ops.push(Op::read(self, i)?),
-                WAIT => step.waits.push(Wait::read(self, i)?),
-                other => {
-                    return Err(DataFusionError::Execution(format!(
-                        "critical_path: no node kind {other}"
-                    )))
-                }
-            }
-        }
-        // the ops' edges are numbered in idx order
-        step.ops.sort_unstable_by_key(|g| g.idx);
-        link_lanes(&mut step.ops);
-        Ok(step)
+        offsets[row] as usize..offsets[row + 1] as usize
+    }
+
+    fn names(&self) -> ArrayRef {
+        let items = self.lists.values().as_struct();
+        items.column_by_name("name").expect("checked").clone()
     }
 
     fn int(&self, field: usize, i: usize) -> Option<i64> {
@@ -136,8 +166,8 @@ impl Nodes {
     fn req(&self, field: usize, i: usize) -> DfResult<i64> {
         self.int(field, i).ok_or_else(|| {
             DataFusionError::Execution(format!(
-                "critical_path: a node without its `{}`",
-                INTS[field]
+                "critical_path: one of the {} without its `{}`",
+                self.kind.list, self.kind.ints[field]
             ))
         })
     }
@@ -148,7 +178,53 @@ impl Nodes {
     }
 }
 
-/// A CPU op or runtime call; `row`, its place in the batch's nodes (for its name).
+/// The arguments: a batch of steps' events, ops and waits. A node's `row` numbers it among
+/// the batch's named nodes: the events' items, then the ops' (`op_rows` on).
+pub(super) struct Nodes {
+    events: List,
+    ops: List,
+    waits: List,
+    op_rows: usize,
+    /// the named nodes' names, by row, as the events' names are typed
+    pub(super) names: ArrayRef,
+}
+
+impl Nodes {
+    pub(super) fn new([events, ops, waits]: [&ArrayRef; 3]) -> DfResult<Nodes> {
+        let [event_kind, op_kind, wait_kind] = &KINDS;
+        let (events, ops) = (List::new(event_kind, events)?, List::new(op_kind, ops)?);
+        let event_names = events.names();
+        let op_names = cast(&ops.names(), event_names.data_type())?;
+        Ok(Nodes {
+            op_rows: event_names.len(),
+            names: concat(&[event_names.as_ref(), op_names.as_ref()])?,
+            waits: List::new(wait_kind, waits)?,
+            events,
+            ops,
+        })
+    }
+
+    /// Row `row`'s step: its nodes, by kind.
+    pub(super) fn step(&self, row: usize) -> DfResult<Step> {
+        let mut step = Step {
+            events: (self.events.items(row))
+                .map(|i| Event::read(&self.events, i))
+                .collect::<DfResult<_>>()?,
+            ops: (self.ops.items(row))
+                .map(|i| Op::read(&self.ops, i, self.op_rows + i))
+                .collect::<DfResult<_>>()?,
+            waits: (self.waits.items(row))
+                .map(|i| Wait::read(&self.waits, i))
+                .collect::<DfResult<_>>()?,
+        };
+        // the ops' edges are numbered in idx order
+        step.ops.sort_unstable_by_key(|g| g.idx);
+        link_lanes(&mut step.ops);
+        Ok(step)
+    }
+}
+
+/// A CPU op or runtime call; `row`, its place in the batch's named nodes (for its name).
 pub(super) struct Event {
     pub(super) row: usize,
     pub(super) idx: i64,
@@ -161,7 +237,7 @@ pub(super) struct Event {
 }
 
 impl Event {
-    fn read(n: &Nodes, i: usize) -> DfResult<Event> {
+    fn read(n: &List, i: usize) -> DfResult<Event> {
         Ok(Event {
             row: i,
             idx: n.req(int::IDX, i)?,
@@ -200,9 +276,9 @@ pub(super) struct Op {
 }
 
 impl Op {
-    fn read(n: &Nodes, i: usize) -> DfResult<Op> {
+    fn read(n: &List, i: usize, row: usize) -> DfResult<Op> {
         Ok(Op {
-            row: i,
+            row,
             idx: n.req(int::IDX, i)?,
             pid: n.int(int::PID, i),
             tid: n.int(int::TID, i),
@@ -280,7 +356,7 @@ pub(super) struct Wait {
 }
 
 impl Wait {
-    fn read(n: &Nodes, i: usize) -> DfResult<Wait> {
+    fn read(n: &List, i: usize) -> DfResult<Wait> {
         Ok(Wait {
             source: n.req(int::SOURCE, i)?,
             source_end: n.req(int::SOURCE_END, i)?,
@@ -348,35 +424,39 @@ mod tests {
     #[test]
     fn each_field_position_names_its_field() {
         let ints = [
-            (int::KIND, "kind"),
-            (int::IDX, "idx"),
-            (int::PID, "pid"),
-            (int::TID, "tid"),
-            (int::TS, "ts"),
-            (int::END_TS, "end_ts"),
-            (int::DEVICE_ID, "device_id"),
-            (int::STREAM_ID, "stream_id"),
-            (int::API_TS, "api_ts"),
-            (int::CALL, "call"),
-            (int::QUEUE_AT_CALL, "queue_at_call"),
-            (int::QUEUE_AT_START, "queue_at_start"),
-            (int::CORRELATION_ID, "correlation_id"),
-            (int::SOURCE, "source"),
-            (int::SOURCE_END, "source_end"),
-            (int::TARGET, "target"),
+            (&EVENTS, int::IDX, "idx"),
+            (&EVENTS, int::PID, "pid"),
+            (&EVENTS, int::TID, "tid"),
+            (&EVENTS, int::TS, "ts"),
+            (&EVENTS, int::END_TS, "end_ts"),
+            (&OPS, int::IDX, "idx"),
+            (&OPS, int::PID, "pid"),
+            (&OPS, int::TID, "tid"),
+            (&OPS, int::TS, "ts"),
+            (&OPS, int::END_TS, "end_ts"),
+            (&OPS, int::DEVICE_ID, "device_id"),
+            (&OPS, int::STREAM_ID, "stream_id"),
+            (&OPS, int::API_TS, "api_ts"),
+            (&OPS, int::CALL, "call"),
+            (&OPS, int::QUEUE_AT_CALL, "queue_at_call"),
+            (&OPS, int::QUEUE_AT_START, "queue_at_start"),
+            (&OPS, int::CORRELATION_ID, "correlation_id"),
+            (&WAITS, int::SOURCE, "source"),
+            (&WAITS, int::SOURCE_END, "source_end"),
+            (&WAITS, int::TARGET, "target"),
         ];
-        for (at, name) in ints {
-            assert_eq!(INTS[at], name);
+        for (kind, at, name) in ints {
+            assert_eq!(kind.ints[at], name, "{}", kind.list);
         }
         let flags = [
-            (flag::IS_LOCK, "is_lock"),
-            (flag::IS_BLOCKING, "is_blocking"),
-            (flag::IS_GRAPH, "is_graph"),
-            (flag::IS_COMM, "is_comm"),
-            (flag::IS_OP, "is_op"),
+            (&EVENTS, flag::IS_LOCK, "is_lock"),
+            (&EVENTS, flag::IS_BLOCKING, "is_blocking"),
+            (&OPS, flag::IS_GRAPH, "is_graph"),
+            (&OPS, flag::IS_COMM, "is_comm"),
+            (&WAITS, flag::IS_OP, "is_op"),
         ];
-        for (at, name) in flags {
-            assert_eq!(FLAGS[at], name);
+        for (kind, at, name) in flags {
+            assert_eq!(kind.flags[at], name, "{}", kind.list);
         }
     }
 }
