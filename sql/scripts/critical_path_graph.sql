@@ -6,7 +6,7 @@
 --
 -- A start and an end node for every CPU op, runtime or driver call and GPU op of the range
 -- (CPU events that start in it, GPU ops whose launch call does), and edges that say what must
--- happen before what. SQL gathers the nodes and the waits; engine::critical_path makes the
+-- happen before what. SQL gathers the nodes and the syncs; engine::critical_path makes the
 -- edges and finds the path, a step at a time (docs/reports.md has the rules and where they
 -- differ from HTA's):
 -- - on a thread, the ops in call-stack order (weight: the time between the two nodes; 0 from a
@@ -49,7 +49,7 @@ FROM _cp_cpu_event e
 JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}};
 
 -- _cp_launch: every GPU op with its launch call and queue lengths (_cp_gpu_op), held: the GPU
--- ops and the waits read it, and the view reads the window's launches several times over
+-- ops and the syncs read it, and the view reads the window's launches several times over
 CREATE OR REPLACE TABLE _cp_launch AS
 SELECT {{part}} kind, name, ts, end_ts, device_id, stream_id, correlation_id, api_name, api_ts,
   api_end_ts, queue_at_call, queue_at_start
@@ -71,19 +71,27 @@ JOIN _cp_step s ON g.api_ts >= s.step_ts AND g.api_ts <= s.step_end
 JOIN (SELECT * FROM _cp_cpu WHERE correlation_id IS NOT NULL) c
   ON c.step = s.step AND c.correlation_id = g.correlation_id {{same_window c g}};
 
--- _cp_wait: what each synchronization of a range waited for (`source`, a GPU op of the range)
--- and what waited (`target`): the end of the synchronizing call (kind 'call'), or the first op
--- launched after a cudaStreamWaitEvent by its thread onto the waiting stream ('op')
-CREATE OR REPLACE TABLE _cp_wait AS
+-- _cp_sync: the synchronizations of each range, with what the records say of them;
+-- engine::critical_path finds among the range's ops what each waited for, or what waited
+-- (the last op of each lane, the first launch of a thread, the last op of a process: in SQL,
+-- three windows that each sorted their own copy of every range's ops). `sync_type` as
+-- cuda_sync's: 1 cudaEventSynchronize (its end waits for `source`, the op before the event's
+-- record), 2 cudaStreamWaitEvent (the first op its thread launched onto `stream_id` after it
+-- waits for `source`), 3 cudaStreamSynchronize (its end waits for the last op of each lane of
+-- `stream_id` that started before it ended), 4 cudaDeviceSynchronize (that of every lane); and
+-- 5, a sync call of a window without cuda_sync records (parameter infer_syncs; beyond HTA,
+-- which then has no waits): it waited for the op of its process that ended last while it ran,
+-- if one did, since the calls do not say which stream or event they waited on.
+CREATE OR REPLACE TABLE _cp_sync AS
 WITH sync AS (
-  SELECT {{part y}} c.step, y.sync_type, y.stream_id, c.idx AS call, c.ts AS call_ts,
-    c.end_ts AS call_end, c.pid, c.tid, e.device_id AS record_device,
-    e.stream_id AS record_stream, r.ts AS record_ts
+  SELECT {{part y}} c.step, y.sync_type, y.stream_id, c.idx AS call,
+    e.device_id AS record_device, e.stream_id AS record_stream, r.ts AS record_ts
   FROM cuda_sync y
   JOIN _cp_cpu c ON c.correlation_id = y.correlation_id {{same_window c y}}
   LEFT JOIN cuda_event e ON y.cuda_event_sync_id <> 0
     AND e.cuda_event_sync_id = y.cuda_event_sync_id {{same_window e y}}
   LEFT JOIN api_call r ON r.correlation_id = e.correlation_id {{same_window r e}}
+  WHERE y.sync_type IN (1, 2, 3, 4)
 ),
 -- an event's source: the op launched last on the recorded stream before the record call
 -- (from any thread), if it is an op of the range. Each record takes the last launch before it
@@ -103,93 +111,30 @@ record_last AS (
   WHERE call IS NOT NULL
 ),
 record_source AS (
-  SELECT {{part y}} y.step, y.call, y.call_ts, y.call_end, y.sync_type, y.stream_id, y.pid,
-    y.tid, g.idx AS source, g.end_ts AS source_end
+  SELECT {{part y}} y.step, y.sync_type, y.call, y.stream_id, g.idx AS source,
+    g.end_ts AS source_end
   FROM sync y
   JOIN record_last r ON r.step = y.step AND r.call = y.call {{same_window r y}}
   JOIN _cp_gpu g ON g.step = y.step AND g.correlation_id = r.source_correlation {{same_window g y}}
 ),
--- a stream wait's target: the first op its thread launched onto the waiting stream after it
--- (one pass backwards over the thread's launches and waits on that stream)
-stream_wait AS (
-  SELECT * FROM (
-    SELECT *, last_seen(launched) OVER (PARTITION BY {{part}} step, stream_id, pid, tid
-      ORDER BY t DESC, o, launched DESC ROWS UNBOUNDED PRECEDING) AS target
-    FROM (
-      SELECT {{part}} step, stream_id, pid, tid, api_ts AS t, 1 AS o, idx AS launched,
-        CAST(NULL AS BIGINT) AS source, CAST(NULL AS BIGINT) AS source_end
-      FROM _cp_gpu WHERE queue_at_call IS NOT NULL
-      UNION ALL
-      SELECT {{part}} step, stream_id, pid, tid, call_ts, 0, NULL, source, source_end
-      FROM record_source WHERE sync_type = 2))
-  WHERE source IS NOT NULL AND target IS NOT NULL
-),
--- the last op of each stream (of the synced one, for a stream sync) that started before the
--- synchronizing call ended, in one pass over each stream's ops and syncs
-sync_lane AS (
-  SELECT {{part y}} y.step, y.call, y.call_end, l.device_id, l.stream_id
-  FROM sync y
-  JOIN (SELECT DISTINCT {{part}} step, device_id, stream_id FROM _cp_gpu) l
-    ON l.step = y.step AND (y.sync_type = 4 OR l.stream_id = y.stream_id) {{same_window l y}}
-  WHERE y.sync_type IN (3, 4)
-),
-stream_last AS (
-  SELECT * FROM (
-    SELECT *,
-      last_seen(op) OVER lane AS source,
-      last_seen(op_end) OVER lane AS source_end
-    FROM (
-      SELECT {{part}} step, device_id, stream_id, ts AS t, 1 AS o, idx AS op, end_ts AS op_end,
-        CAST(NULL AS BIGINT) AS call
-      FROM _cp_gpu
-      UNION ALL
-      SELECT {{part}} step, device_id, stream_id, call_end, 0, NULL, NULL, call FROM sync_lane)
-    WINDOW lane AS (PARTITION BY {{part}} step, device_id, stream_id ORDER BY t, o, op
-      ROWS UNBOUNDED PRECEDING))
-  WHERE call IS NOT NULL AND source IS NOT NULL
-),
--- in a window without cuda_sync records (parameter infer_syncs; beyond HTA, which then has no
--- waits), a cudaStreamSynchronize, cudaEventSynchronize or cudaDeviceSynchronize waited for
--- the GPU op of its process that ended last while it ran, if one did: the calls do not say
--- which stream or event they waited on (one pass over each process's op ends and calls; only
--- the processes with such calls, so a window with cuda_sync records sorts nothing here)
 inferred_call AS (
-  SELECT {{part c}} c.step, c.pid, c.idx, c.ts, c.end_ts
+  SELECT {{part c}} c.step, c.idx
   FROM _cp_cpu c
   LEFT JOIN (SELECT DISTINCT {{part}} true AS recorded FROM cuda_sync) y ON true
     {{same_window y c}}
   WHERE {{param infer_syncs}} <> 0 AND y.recorded IS NULL
     AND c.name IN ('cudaStreamSynchronize', 'cudaEventSynchronize', 'cudaDeviceSynchronize')
-),
-inferred AS (
-  SELECT * FROM (
-    SELECT *,
-      last_seen(op) OVER ends AS source,
-      last_seen(op_end) OVER ends AS source_end
-    FROM (
-      SELECT {{part g}} g.step, g.pid, g.end_ts AS t, 0 AS o, g.idx AS op, g.end_ts AS op_end,
-        CAST(NULL AS BIGINT) AS call, CAST(NULL AS BIGINT) AS call_ts
-      FROM _cp_gpu g
-      JOIN (SELECT DISTINCT {{part}} step, pid FROM inferred_call) k
-        ON k.step = g.step AND (k.pid IS NOT DISTINCT FROM g.pid) {{same_window k g}}
-      UNION ALL
-      SELECT {{part}} step, pid, end_ts, 1, NULL, NULL, idx, ts FROM inferred_call)
-    WINDOW ends AS (PARTITION BY {{part}} step, pid ORDER BY t, o, op ROWS UNBOUNDED PRECEDING))
-  WHERE call IS NOT NULL AND source_end >= call_ts
 )
-SELECT {{part}} step, 'op' AS kind, source, source_end, target
-FROM stream_wait
+SELECT {{part}} step, sync_type, call, stream_id, source, source_end FROM record_source
 UNION ALL
-SELECT {{part}} step, 'call', source, source_end, call FROM inferred
+SELECT {{part}} step, sync_type, call, stream_id, NULL, NULL FROM sync
+WHERE sync_type IN (3, 4)
 UNION ALL
-SELECT {{part}} step, 'call', source, source_end, call FROM stream_last
-UNION ALL
-SELECT {{part}} step, 'call', source, source_end, call FROM record_source
-WHERE sync_type = 1;
+SELECT {{part}} step, 5, idx, NULL, NULL, NULL FROM inferred_call;
 
 -- _cp_path: the path of each range, segment by segment (`position` from 0), found by
 -- engine::critical_path from the range's nodes (a list each of its CPU events, GPU ops and
--- waits; the graph's rules are in the header above and in that module) under the what-if's
+-- syncs; the graph's rules are in the header above and in that module) under the what-if's
 -- weights (parameter `speedup`); `measured_ns`, the length of the path as measured (for a
 -- what-if only). The edges stay inside the function: as a table they were unnested, held,
 -- aggregated again for the path and joined back to it. Three narrow lists, not one of all
@@ -213,18 +158,18 @@ ops AS (
   FROM _cp_gpu
   GROUP BY {{part}} step
 ),
-waits AS (
-  SELECT {{part}} step, array_agg(named_struct('is_op', kind = 'op', 'source', source,
-    'source_end', source_end, 'target', target)) AS waits
-  FROM _cp_wait
+syncs AS (
+  SELECT {{part}} step, array_agg(named_struct('sync_type', sync_type, 'call', call,
+    'stream_id', stream_id, 'source', source, 'source_end', source_end)) AS syncs
+  FROM _cp_sync
   GROUP BY {{part}} step
 ),
 path AS (
-  -- a range's ops and waits hang on its CPU events' calls; not every range has them
-  SELECT {{part e}} e.step, unnest(critical_path(e.events, o.ops, w.waits, {{param speedup}})) AS p
+  -- a range's ops and syncs hang on its CPU events' calls; not every range has them
+  SELECT {{part e}} e.step, unnest(critical_path(e.events, o.ops, y.syncs, {{param speedup}})) AS p
   FROM events e
   LEFT JOIN ops o ON o.step = e.step {{same_window o e}}
-  LEFT JOIN waits w ON w.step = e.step {{same_window w e}}
+  LEFT JOIN syncs y ON y.step = e.step {{same_window y e}}
 )
 SELECT {{part}} step, p['position'] AS position, p['type'] AS type,
   -- what the time was spent on (HTA's bound_by)

@@ -572,7 +572,7 @@ fn profile_and_explain_show_the_reports_steps() {
     let table = "_cp_path__critical_path_summary";
     let profiled = run(&["--profile", "--explain", table]);
     let stderr = String::from_utf8(profiled.stderr).unwrap();
-    for step in ["_cp_step", "_cp_gpu", "_cp_wait", "_cp_path"] {
+    for step in ["_cp_step", "_cp_gpu", "_cp_sync", "_cp_path"] {
         let name = format!("TABLE {step}__critical_path_summary: ");
         let line = (stderr.lines().find(|l| l.contains(&name)))
             .unwrap_or_else(|| panic!("no step {step} in:\n{stderr}"));

@@ -3,7 +3,8 @@
 use std::cmp::Reverse;
 use std::collections::HashMap;
 
-use super::nodes::{nulls_last, Event, Op, Wait};
+use super::nodes::{nulls_last, Event, Op};
+use super::syncs::Wait;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(super) enum Type {

@@ -1,5 +1,5 @@
-//! `critical_path(events, ops, waits, speedup)`: the critical path of one step, made in one
-//! pass over the step's nodes (a list each of its CPU events, GPU ops and waits; SQL gathers
+//! `critical_path(events, ops, syncs, speedup)`: the critical path of one step, made in one
+//! pass over the step's nodes (a list each of its CPU events, GPU ops and syncs; SQL gathers
 //! them, sql/scripts/critical_path_graph.sql): the step's graph, then its heaviest path under the
 //! what-if's weights, returned as the path's segments in order.
 //!
@@ -29,7 +29,7 @@
 //!   a graph replay on its lane) and nothing it waited for was still running, else the gap
 //!   after the previous op of its stream (under 1.5 ms, and not bridged by a wait);
 //! - a wait (`is_op`: an op waits for an event's op on another stream; else a synchronizing
-//!   call's end waits for `source`).
+//!   call's end waits for `source`), found from the step's syncs among its ops ([`syncs`]).
 //!
 //! Nodes are numbered `idx * 2` (start) and `idx * 2 + 1` (end). `edge_id` numbers the edges
 //! as HTA adds them (lock, call stacks thread by thread, GPU ops, waits), which decides
@@ -37,14 +37,16 @@
 //! after, and the path's names are taken once per batch (a hash join of the names back onto
 //! the edges took 1.2 s at 1 M events).
 //!
-//! Modules, along the data flow: [`nodes`] reads a batch's lists of nodes, [`graph`] makes
-//! each step's edges, [`speedup`] reweighs them for a what-if, [`path`] finds the heaviest
-//! path, and [`Out`] (here) gathers its segments into the function's Arrow result.
+//! Modules, along the data flow: [`nodes`] reads a batch's lists of nodes, [`syncs`] finds
+//! what each sync waited for, [`graph`] makes each step's edges, [`speedup`] reweighs them
+//! for a what-if, [`path`] finds the heaviest path, and [`Out`] (here) gathers its segments
+//! into the function's Arrow result.
 
 mod graph;
 mod nodes;
 mod path;
 mod speedup;
+mod syncs;
 
 use std::sync::Arc;
 
@@ -64,7 +66,7 @@ use nodes::{Nodes, KINDS};
 use path::Graph;
 use speedup::{Factors, Speedup};
 
-/// The SQL function `critical_path(events, ops, waits, speedup)` -> the step's path
+/// The SQL function `critical_path(events, ops, syncs, speedup)` -> the step's path
 /// segments.
 pub fn udf() -> ScalarUDF {
     ScalarUDF::new_from_impl(CriticalPath {
@@ -145,9 +147,9 @@ impl ScalarUDFImpl for CriticalPath {
         let speedup = Speedup::parse(speedup.ok_or_else(|| {
             DataFusionError::Plan("critical_path: the speedup is one constant text".into())
         })?)?;
-        let [events, ops, waits] =
+        let [events, ops, syncs] =
             [0, 1, 2].map(|i| args.args[i].to_array(args.number_rows));
-        let nodes = Nodes::new([&events?, &ops?, &waits?])?;
+        let nodes = Nodes::new([&events?, &ops?, &syncs?])?;
         let factors = speedup.factors(&nodes.names)?;
         let mut out = Out::default();
         let mut offsets = vec![0i32];

@@ -1,5 +1,5 @@
 //! The nodes of a batch of steps, as `critical_path` gets them: per step, a list of its CPU
-//! events, a list of its GPU ops and a list of its waits (structs), read into [`Step`]s.
+//! events, a list of its GPU ops and a list of its syncs (structs), read into [`Step`]s.
 //! Three narrow lists, not one of every field: each list is copied twice by the
 //! `array_agg` that makes it, and a node of one list of all three kinds carried 23 fields.
 
@@ -11,6 +11,7 @@ use datafusion::error::{DataFusionError, Result as DfResult};
 use std::collections::HashMap;
 
 use super::graph::Step;
+use super::syncs::{waits, Sync};
 
 /// The fields of each list: numbers (read as BIGINT), flags (BOOLEAN, NULL read as false,
 /// as SQL's WHERE and CASE take it), and for events and ops `name`.
@@ -22,7 +23,7 @@ pub(super) struct Kind {
 }
 
 /// The arguments' lists, in order.
-pub(super) const KINDS: [Kind; 3] = [EVENTS, OPS, WAITS];
+pub(super) const KINDS: [Kind; 3] = [EVENTS, OPS, SYNCS];
 
 /// A CPU op or runtime call ([`Event`]).
 const EVENTS: Kind = Kind {
@@ -51,11 +52,11 @@ const OPS: Kind = Kind {
     flags: &["is_graph", "is_comm"],
     named: true,
 };
-/// A [`Wait`].
-const WAITS: Kind = Kind {
-    list: "waits",
-    ints: &["source", "source_end", "target"],
-    flags: &["is_op"],
+/// A [`Sync`].
+const SYNCS: Kind = Kind {
+    list: "syncs",
+    ints: &["sync_type", "call", "stream_id", "source", "source_end"],
+    flags: &[],
     named: false,
 };
 
@@ -97,16 +98,17 @@ mod int {
     pub const QUEUE_AT_CALL: usize = 9;
     pub const QUEUE_AT_START: usize = 10;
     pub const CORRELATION_ID: usize = 11;
-    pub const SOURCE: usize = 0;
-    pub const SOURCE_END: usize = 1;
-    pub const TARGET: usize = 2;
+    pub const SYNC_TYPE: usize = 0;
+    pub const SYNC_CALL: usize = 1;
+    pub const SYNC_STREAM_ID: usize = 2;
+    pub const SOURCE: usize = 3;
+    pub const SOURCE_END: usize = 4;
 }
 mod flag {
     pub const IS_LOCK: usize = 0;
     pub const IS_BLOCKING: usize = 1;
     pub const IS_GRAPH: usize = 0;
     pub const IS_COMM: usize = 1;
-    pub const IS_OP: usize = 0;
 }
 
 /// One argument: a list per step of one kind of node, its struct fields cast once per batch.
@@ -178,49 +180,51 @@ impl List {
     }
 }
 
-/// The arguments: a batch of steps' events, ops and waits. A node's `row` numbers it among
+/// The arguments: a batch of steps' events, ops and syncs. A node's `row` numbers it among
 /// the batch's named nodes: the events' items, then the ops' (`op_rows` on).
 pub(super) struct Nodes {
     events: List,
     ops: List,
-    waits: List,
+    syncs: List,
     op_rows: usize,
     /// the named nodes' names, by row, as the events' names are typed
     pub(super) names: ArrayRef,
 }
 
 impl Nodes {
-    pub(super) fn new([events, ops, waits]: [&ArrayRef; 3]) -> DfResult<Nodes> {
-        let [event_kind, op_kind, wait_kind] = &KINDS;
+    pub(super) fn new([events, ops, syncs]: [&ArrayRef; 3]) -> DfResult<Nodes> {
+        let [event_kind, op_kind, sync_kind] = &KINDS;
         let (events, ops) = (List::new(event_kind, events)?, List::new(op_kind, ops)?);
         let event_names = events.names();
         let op_names = cast(&ops.names(), event_names.data_type())?;
         Ok(Nodes {
             op_rows: event_names.len(),
             names: concat(&[event_names.as_ref(), op_names.as_ref()])?,
-            waits: List::new(wait_kind, waits)?,
+            syncs: List::new(sync_kind, syncs)?,
             events,
             ops,
         })
     }
 
-    /// Row `row`'s step: its nodes, by kind.
+    /// Row `row`'s step: its nodes, by kind, and what its syncs waited for.
     pub(super) fn step(&self, row: usize) -> DfResult<Step> {
-        let mut step = Step {
-            events: (self.events.items(row))
-                .map(|i| Event::read(&self.events, i))
-                .collect::<DfResult<_>>()?,
-            ops: (self.ops.items(row))
-                .map(|i| Op::read(&self.ops, i, self.op_rows + i))
-                .collect::<DfResult<_>>()?,
-            waits: (self.waits.items(row))
-                .map(|i| Wait::read(&self.waits, i))
-                .collect::<DfResult<_>>()?,
-        };
+        let events: Vec<Event> = (self.events.items(row))
+            .map(|i| Event::read(&self.events, i))
+            .collect::<DfResult<_>>()?;
+        let mut ops: Vec<Op> = (self.ops.items(row))
+            .map(|i| Op::read(&self.ops, i, self.op_rows + i))
+            .collect::<DfResult<_>>()?;
         // the ops' edges are numbered in idx order
-        step.ops.sort_unstable_by_key(|g| g.idx);
-        link_lanes(&mut step.ops);
-        Ok(step)
+        ops.sort_unstable_by_key(|g| g.idx);
+        link_lanes(&mut ops);
+        let syncs: Vec<Sync> = (self.syncs.items(row))
+            .map(|i| read_sync(&self.syncs, i))
+            .collect::<DfResult<_>>()?;
+        Ok(Step {
+            waits: waits(&syncs, &events, &ops),
+            events,
+            ops,
+        })
     }
 }
 
@@ -346,24 +350,14 @@ pub(super) fn nulls_last(v: Option<i64>) -> (bool, i64) {
     (v.is_none(), v.unwrap_or(0))
 }
 
-/// What a wait waited for (`source`, a GPU op, and its end) and what waited (`target`: a GPU
-/// op's idx if `is_op`, else a synchronizing call's).
-pub(super) struct Wait {
-    pub(super) is_op: bool,
-    pub(super) source: i64,
-    pub(super) source_end: i64,
-    pub(super) target: i64,
-}
-
-impl Wait {
-    fn read(n: &List, i: usize) -> DfResult<Wait> {
-        Ok(Wait {
-            source: n.req(int::SOURCE, i)?,
-            source_end: n.req(int::SOURCE_END, i)?,
-            target: n.req(int::TARGET, i)?,
-            is_op: n.flag(flag::IS_OP, i),
-        })
-    }
+fn read_sync(n: &List, i: usize) -> DfResult<Sync> {
+    Ok(Sync {
+        sync_type: n.req(int::SYNC_TYPE, i)?,
+        call: n.req(int::SYNC_CALL, i)?,
+        stream_id: n.int(int::SYNC_STREAM_ID, i),
+        source: n.int(int::SOURCE, i),
+        source_end: n.int(int::SOURCE_END, i),
+    })
 }
 
 #[cfg(test)]
@@ -441,9 +435,11 @@ mod tests {
             (&OPS, int::QUEUE_AT_CALL, "queue_at_call"),
             (&OPS, int::QUEUE_AT_START, "queue_at_start"),
             (&OPS, int::CORRELATION_ID, "correlation_id"),
-            (&WAITS, int::SOURCE, "source"),
-            (&WAITS, int::SOURCE_END, "source_end"),
-            (&WAITS, int::TARGET, "target"),
+            (&SYNCS, int::SYNC_TYPE, "sync_type"),
+            (&SYNCS, int::SYNC_CALL, "call"),
+            (&SYNCS, int::SYNC_STREAM_ID, "stream_id"),
+            (&SYNCS, int::SOURCE, "source"),
+            (&SYNCS, int::SOURCE_END, "source_end"),
         ];
         for (kind, at, name) in ints {
             assert_eq!(kind.ints[at], name, "{}", kind.list);
@@ -453,7 +449,6 @@ mod tests {
             (&EVENTS, flag::IS_BLOCKING, "is_blocking"),
             (&OPS, flag::IS_GRAPH, "is_graph"),
             (&OPS, flag::IS_COMM, "is_comm"),
-            (&WAITS, flag::IS_OP, "is_op"),
         ];
         for (kind, at, name) in flags {
             assert_eq!(kind.flags[at], name, "{}", kind.list);
