@@ -147,8 +147,7 @@ impl ScalarUDFImpl for CriticalPath {
         let speedup = Speedup::parse(speedup.ok_or_else(|| {
             DataFusionError::Plan("critical_path: the speedup is one constant text".into())
         })?)?;
-        let [events, ops, syncs] =
-            [0, 1, 2].map(|i| args.args[i].to_array(args.number_rows));
+        let [events, ops, syncs] = [0, 1, 2].map(|i| args.args[i].to_array(args.number_rows));
         let nodes = Nodes::new([&events?, &ops?, &syncs?])?;
         let factors = speedup.factors(&nodes.names)?;
         let mut out = Out::default();

@@ -85,8 +85,8 @@ pub(super) fn waits(syncs: &[Sync], events: &[Event], ops: &[Op]) -> Vec<Wait> {
     let lanes = (has(sync_type::STREAM) || has(sync_type::CONTEXT))
         .then(|| groups(ops.iter(), |g| ((g.device_id, g.stream_id, None), g.ts)));
     // each process's ops by end
-    let ends = has(sync_type::INFERRED)
-        .then(|| groups(ops.iter(), |g| ((g.pid, None, None), g.end_ts)));
+    let ends =
+        has(sync_type::INFERRED).then(|| groups(ops.iter(), |g| ((g.pid, None, None), g.end_ts)));
     for y in syncs {
         let Some(call) = call_of.get(&y.call) else {
             continue;
@@ -197,7 +197,10 @@ mod tests {
         // op 22 started as the call ended: not before it
         assert_eq!(stream, [(false, 20, 4, 1), (false, 23, 6, 1)]);
         let context = found(&waits(&[sync(4, 1, None, None)], &events, &ops));
-        assert_eq!(context, [(false, 20, 4, 1), (false, 23, 6, 1), (false, 21, 30, 1)]);
+        assert_eq!(
+            context,
+            [(false, 20, 4, 1), (false, 23, 6, 1), (false, 21, 30, 1)]
+        );
         // a stream sync without its stream waits for nothing
         assert!(waits(&[sync(3, 1, None, None)], &events, &ops).is_empty());
     }
