@@ -3,9 +3,10 @@
 # (TraceInsight 0.6.1, HTA's current release; HTA 0.5.0's fails on current pandas): per step
 # or annotation instance, the path's length within 1 µs and each bound_by share within 0.1
 # percentage point, on HTA's critical-path test traces, alexnet, the ROCm toy run, the DLRM
-# ranks and HTA's CUDA-graph trace (scripts/check_hta_critical_path.py says what is compared).
+# ranks and HTA's CUDA-graph trace, and on N synthetic one-process traces (default 4;
+# scripts/check_hta_critical_path.py says what is compared).
 #
-#   scripts/check-hta-critical-path.sh    # TRACESQL_BIN=path/to/tracesql to skip the build
+#   scripts/check-hta-critical-path.sh [N]    # TRACESQL_BIN=path/to/tracesql to skip the build
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -14,4 +15,4 @@ work="${TRACESQL_HTA_DIR:-$root/bench-out/hta-critical-path}"
 rm -rf "$work"
 mkdir -p "$work"
 "$traceinsight_venv/bin/python" "$root/scripts/check_hta_critical_path.py" "$TRACESQL_BIN" \
-    "$root/../shared/data/kineto" "$work"
+    "$root/../shared/data/kineto" "$work" --synthetic "${1:-4}"

@@ -11,7 +11,7 @@
 -- differ from HTA's):
 -- - on a thread, the ops in call-stack order (weight: the time between the two nodes; 0 from a
 --   top-level op to the next, and 0 up to the end of a blocking call, whose wait the GPU side
---   carries);
+--   carries); a step's backward thread counts as its forward thread here (_cp_thread_merge);
 -- - the CUDA runtime lock: cudaLaunchKernel, cudaMemcpyAsync and cudaHostAlloc calls that
 --   overlap on different threads run one after the other, in the order they ended;
 -- - a GPU op's own time; the launch delay (call start to op start) when its stream's queue was
@@ -37,16 +37,38 @@ SELECT * FROM (
   WHERE ph = 'X' AND cat = 'user_annotation' AND name LIKE {{param annotation}}
 ) WHERE {{param instance}} < 0 OR step = {{param instance}};
 
--- _cp_cpu: the CPU events of each range
+-- _cp_thread_merge: the ranges whose backward pass HTA moves onto the forward pass's call
+-- stack: those with one thread of CPU ops or annotations named like `forward` and another,
+-- the one thread of ones named like `autograd` (HTA: "backward and forward pass events are
+-- typically non-overlapping", so the path can run through both passes)
+CREATE OR REPLACE TABLE _cp_thread_merge AS
+SELECT {{part}} step, MIN(forward) AS forward_tid, MIN(backward) AS backward_tid
+FROM (
+  SELECT {{part e}} s.step,
+    CASE WHEN e.name LIKE '%forward%' THEN TRY_CAST(e.tid AS BIGINT) END AS forward,
+    CASE WHEN e.name LIKE '%autograd%' THEN TRY_CAST(e.tid AS BIGINT) END AS backward
+  FROM cpu_event e
+  JOIN _cp_step s ON e.ts_ns >= s.step_ts AND e.ts_ns <= s.step_end {{same_window s e}}
+  WHERE e.ph = 'X' AND e.cat IN ('cpu_op', 'user_annotation') AND e.dur_ns > 0
+    AND (e.name LIKE '%forward%' OR e.name LIKE '%autograd%'))
+GROUP BY {{part}} step
+HAVING COUNT(DISTINCT forward) = 1 AND COUNT(DISTINCT backward) = 1
+  AND MIN(forward) <> MIN(backward);
+
+-- _cp_cpu: the CPU events of each range; `stack_tid`, the thread whose call stack an event is
+-- on (its own, or the forward thread for the backward thread's events, _cp_thread_merge)
 CREATE OR REPLACE TABLE _cp_cpu AS
-SELECT {{part e}} s.step, e.idx, e.cat, e.name, e.pid, e.tid, e.ts, e.end_ts, e.correlation_id,
+SELECT {{part e}} s.step, e.idx, e.cat, e.name, e.pid, e.tid,
+  CASE WHEN e.tid = m.backward_tid THEN m.forward_tid ELSE e.tid END AS stack_tid,
+  e.ts, e.end_ts, e.correlation_id,
   e.name IN ('cudaHostAlloc', 'cudaLaunchKernel', 'cudaMemcpyAsync') AS is_lock,
   e.name IN ('cudaDeviceSynchronize', 'cudaStreamSynchronize', 'cudaEventQuery',
     'cudaEventSynchronize', 'cudaMemcpy', 'cudaMemcpyAsync') AS is_blocking
 FROM _cp_cpu_event e
 -- a join by containment: the engine's interval join (as a range join, DataFusion compared
 -- every event with every range: 2.3 s for 1 M events and 5 k steps)
-JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}};
+JOIN _cp_step s ON e.ts >= s.step_ts AND e.ts <= s.step_end {{same_window s e}}
+LEFT JOIN _cp_thread_merge m ON m.step = s.step {{same_window m s}};
 
 -- _cp_launch: every GPU op with its launch call and queue lengths (_cp_gpu_op), held: the GPU
 -- ops and the syncs read it, and the view reads the window's launches several times over
@@ -142,7 +164,7 @@ SELECT {{part}} step, 5, idx, NULL, NULL, NULL FROM inferred_call;
 CREATE OR REPLACE TABLE _cp_path AS
 WITH events AS (
   SELECT {{part}} step, array_agg(named_struct('idx', idx, 'name', name, 'pid', pid,
-    'tid', tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
+    'tid', tid, 'stack_tid', stack_tid, 'ts', ts, 'end_ts', end_ts, 'is_lock', is_lock,
     'is_blocking', is_blocking)) AS events
   FROM _cp_cpu
   GROUP BY {{part}} step

@@ -1,16 +1,16 @@
 //! `report critical_path` and `critical_path_summary` on small Kineto traces whose critical
 //! path is known by construction: a serial chain, a kernel hidden under another stream's work,
 //! a host stall, a wait on another stream's event, a sync without its record, a CUDA-graph
-//! replay and a what-if. Times below are µs from the trace start.
+//! replay, a backward thread after its forward thread, and a what-if. Times below are µs from
+//! the trace start.
 
-use std::collections::BTreeSet;
 use std::process::Command;
 
 use serde_json::{json, Value};
 
 use crate::support::{import_trace, succeeded};
 
-const PID: i64 = 500;
+pub(crate) const PID: i64 = 500;
 const T0: i64 = 1_700_000_000_000_000;
 
 /// A trace built event by event: one CPU thread, one GPU (device 0, context 1).
@@ -86,7 +86,7 @@ struct Segment {
     dur_us: i64,
 }
 
-fn report(window: &std::path::Path, name: &str) -> Vec<Vec<String>> {
+pub(crate) fn report(window: &std::path::Path, name: &str) -> Vec<Vec<String>> {
     report_with(window, name, &[])
 }
 
@@ -149,7 +149,7 @@ fn timed(segments: &[Segment]) -> Vec<(&str, &str, i64)> {
 
 /// aten::mul launches at 20 µs, the kernel runs 40..240 on stream 7, the device sync ends at
 /// 250.
-fn serial_chain(dir: &std::path::Path) -> std::path::PathBuf {
+pub(crate) fn serial_chain(dir: &std::path::Path) -> std::path::PathBuf {
     let mut t = Trace::default();
     t.step(0, 1000);
     t.launch(("aten::mul", 10, 30), ("mul_kernel", 7, 40, 200), 1);
@@ -287,6 +287,40 @@ fn a_host_stall_between_launches_bounds_the_step_on_the_cpu() {
 }
 
 #[test]
+fn the_backward_thread_continues_the_forward_threads_call_stack() {
+    // forward: aten::linear [10, 110) under a `forward` annotation on the main thread; then
+    // the autograd thread's MmBackward0 [120, 320). HTA moves the backward thread's ops onto
+    // the forward thread's stack, so the path runs through both (300 µs), not the longer alone.
+    let (main, autograd) = ((PID, PID), (PID, PID + 1));
+    let trace = |forward_threads: &[(i64, i64)]| {
+        let mut t = Trace::default();
+        t.step(0, 1000);
+        for &thread in forward_threads {
+            t.x("user_annotation", "forward", thread, (5, 110), json!({}));
+        }
+        t.op("aten::linear", 10, 100);
+        let backward = "autograd::engine::evaluate_function: MmBackward0";
+        t.x("cpu_op", backward, autograd, (120, 200), json!({}));
+        t
+    };
+    let (tmp, tmp_apart) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let merged = trace(&[main]).window(tmp.path());
+    assert_eq!(summary(&merged), (vec![("cpu".to_string(), 300)], 300));
+    let ops: Vec<String> = path(&merged).into_iter().map(|s| s.name).collect();
+    assert_eq!(
+        ops,
+        [
+            "aten::linear",
+            "",
+            "autograd::engine::evaluate_function: MmBackward0"
+        ]
+    );
+    // two threads with `forward` ops: HTA cannot tell which is the forward pass, no merge
+    let apart = trace(&[main, autograd]).window(tmp_apart.path());
+    assert_eq!(summary(&apart), (vec![("cpu".to_string(), 200)], 200));
+}
+
+#[test]
 fn a_stream_waits_on_another_streams_event_through_a_sync_edge() {
     let tmp = tempfile::tempdir().unwrap();
     let mut t = Trace::default();
@@ -389,169 +423,6 @@ fn htas_event_sync_trace_waits_for_the_spin_kernel_through_its_event() {
         "{segments:?}"
     );
     summary(&window);
-}
-
-/// `export --critical-path` over the serial chain: its path as a track of its own, in
-/// Chrome JSON and in .pftrace, and Chrome arrows where the path changes track.
-#[test]
-fn the_export_draws_the_path_on_its_track_with_arrows_between_tracks() {
-    let tmp = tempfile::tempdir().unwrap();
-    let window = serial_chain(tmp.path());
-    let rows = report(&window, "critical_path");
-    let export = |name: &str, marked: bool| {
-        let output = tmp.path().join(name);
-        let mut command = Command::new(env!("CARGO_BIN_EXE_tracesql"));
-        command
-            .arg("export")
-            .arg("-w")
-            .arg(&window)
-            .arg("-o")
-            .arg(&output);
-        if marked {
-            command.arg("--critical-path");
-        }
-        succeeded(&mut command);
-        output
-    };
-    let events = |path: &std::path::Path| -> Vec<Value> {
-        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
-        doc["traceEvents"].as_array().unwrap().clone()
-    };
-    let plain = events(&export("plain.json", false));
-    assert!(!plain.iter().any(|e| e["cat"] == "critical_path"));
-
-    let marked = events(&export("marked.json", true));
-    // the track: the report's segments in order, each flagged, adding up to the path
-    let segments: Vec<&Value> = (marked.iter())
-        .filter(|e| e["ph"] == "X" && e["pid"] == "Critical path")
-        .collect();
-    let names: Vec<&str> = segments
-        .iter()
-        .map(|e| e["name"].as_str().unwrap())
-        .collect();
-    let want: Vec<&str> = (rows.iter())
-        .map(|r| if r[5].is_empty() { &r[3] } else { &r[5] }.as_str())
-        .collect();
-    assert_eq!(names, want);
-    assert!(segments.iter().all(|e| e["args"]["critical"] == 1
-        && e["tid"] == "ProfilerStep#1"
-        && e["cat"] == "critical_path"));
-    let total: i64 = segments
-        .iter()
-        .map(|e| e["args"]["dur_ns"].as_i64().unwrap())
-        .sum();
-    assert_eq!(total / 1000, 240);
-    // the arrows: the launch from the CPU thread to stream 7, the sync back from it
-    let flow = |ph: &str| -> Vec<(i64, (Value, Value), f64)> {
-        (marked.iter())
-            .filter(|e| e["cat"] == "critical_path" && e["ph"] == ph)
-            .map(|e| {
-                (
-                    e["id"].as_i64().unwrap(),
-                    (e["pid"].clone(), e["tid"].clone()),
-                    e["ts"].as_f64().unwrap(),
-                )
-            })
-            .collect()
-    };
-    let (starts, ends) = (flow("s"), flow("f"));
-    let hops: Vec<((Value, Value), (Value, Value))> = (starts.iter())
-        .map(|(id, from, _)| {
-            let to = ends
-                .iter()
-                .find(|(i, _, _)| i == id)
-                .expect("each arrow has its end");
-            (from.clone(), to.1.clone())
-        })
-        .collect();
-    let (cpu, gpu) = ((json!(PID), json!(PID)), (json!(0), json!(7)));
-    assert_eq!(hops, vec![(cpu.clone(), gpu.clone()), (gpu, cpu)]);
-    // the launch's arrow lands at the kernel's start
-    let kernel = marked
-        .iter()
-        .find(|e| e["name"] == "mul_kernel" && e["ph"] == "X")
-        .unwrap();
-    assert_eq!(ends[0].2, kernel["ts"].as_f64().unwrap());
-
-    // .pftrace: the same segments on the path's track, flagged by a debug annotation
-    let pftrace = export("marked.pftrace", true);
-    let packets = crate::perfetto::decode(&crate::perfetto::gunzip(&pftrace));
-    assert_eq!(crate::perfetto::structure(&packets), Vec::<String>::new());
-    let named = |uuid: u64| {
-        packets
-            .iter()
-            .filter_map(|p| p.track_descriptor.as_ref())
-            .any(|d| {
-                d.uuid == Some(uuid)
-                    && d.thread.as_ref().and_then(|t| t.thread_name.as_deref())
-                        == Some("ProfilerStep#1")
-            })
-    };
-    let event_names: std::collections::HashMap<u64, String> = (packets.iter())
-        .filter_map(|p| p.interned_data.as_ref())
-        .flat_map(|i| i.event_names.iter())
-        .map(|n| (n.iid.unwrap(), n.name.clone().unwrap()))
-        .collect();
-    let begins: Vec<&tracesql::sink::perfetto::proto::TrackEvent> = (packets.iter())
-        .filter_map(|p| p.track_event.as_ref())
-        .filter(|e| e.r#type == Some(1) && named(e.track_uuid.unwrap()))
-        .collect();
-    let names: Vec<&str> = begins
-        .iter()
-        .map(|e| event_names[&e.name_iid.unwrap()].as_str())
-        .collect();
-    assert_eq!(names, want);
-    assert!(begins.iter().all(|e| e
-        .debug_annotations
-        .iter()
-        .any(|a| { a.name.as_deref() == Some("critical") && a.int_value == Some(1) })));
-}
-
-/// The path's segments are exported in path order, step by step: the segments' plan ends
-/// with its sort, with nothing above it that deals batches out to the cores (a round-robin
-/// gathered back in any order interleaved the steps of a 1 M-event path from run to run).
-#[test]
-fn the_exported_path_is_in_step_and_position_order() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (window, output) = (tmp.path().join("w"), tmp.path().join("marked.json"));
-    let tracesql = || Command::new(env!("CARGO_BIN_EXE_tracesql"));
-    let synth = [
-        "synth", "--events", "20000", "--seed", "3", "--steps", "--out",
-    ];
-    succeeded(tracesql().args(synth).arg(&window));
-    let export = succeeded(
-        tracesql()
-            .args([
-                "export",
-                "--critical-path",
-                "--explain",
-                "critical_path_segment",
-            ])
-            .arg("-w")
-            .arg(&window)
-            .arg("-o")
-            .arg(&output),
-    );
-    let plan = String::from_utf8_lossy(&export.stderr);
-    let sort = plan.find("Sort").expect("the segments' plan sorts");
-    assert!(
-        !plan[..sort].contains("Repartition"),
-        "batches dealt out above the sort:\n{plan}"
-    );
-    let doc: Value = serde_json::from_slice(&std::fs::read(&output).unwrap()).unwrap();
-    let places: Vec<(i64, i64)> = (doc["traceEvents"].as_array().unwrap().iter())
-        .filter(|e| e["ph"] == "X" && e["pid"] == "Critical path")
-        .map(|e| {
-            let arg = |name: &str| e["args"][name].as_i64().unwrap();
-            (arg("step"), arg("position"))
-        })
-        .collect();
-    let steps = places.iter().map(|p| p.0).collect::<BTreeSet<_>>();
-    assert!(steps.len() >= 4, "too few steps to tell: {steps:?}");
-    assert!(
-        places.windows(2).all(|w| w[0] < w[1]),
-        "out of order: {places:?}"
-    );
 }
 
 /// `--profile` names each step of the report's script with its time; `--explain TABLE`

@@ -7,6 +7,7 @@ mod cli;
 mod cluster;
 mod convert;
 mod critical_path;
+mod critical_path_export;
 mod diff;
 mod diff_timeline;
 mod doctor;

@@ -120,7 +120,8 @@ impl Step {
         self.ops.iter().map(|g| (g.idx, g.row)).collect()
     }
 
-    /// Every event's start and end, in call-stack order thread by thread: at one time ends
+    /// Every event's start and end, in call-stack order thread by thread (by `stack_tid`: the
+    /// backward thread's on the forward thread's stack, as HTA merges them): at one time ends
     /// before starts, the longer of two starts first, the shorter of two ends first, then by
     /// idx (a start) or -idx (an end).
     fn markers(&self) -> Vec<Marker> {
@@ -149,7 +150,7 @@ impl Step {
             };
             (
                 nulls_last(e.pid),
-                nulls_last(e.tid),
+                nulls_last(e.stack_tid),
                 m.t,
                 m.is_start,
                 o2,
@@ -171,7 +172,7 @@ impl Step {
             let e = &self.events[m.event];
             let same_thread = prev.is_some_and(|p| {
                 let pe = &self.events[p.event];
-                (pe.pid, pe.tid) == (e.pid, e.tid)
+                (pe.pid, pe.stack_tid) == (e.pid, e.stack_tid)
             });
             if !same_thread {
                 (pos, depth, prev) = (0, 0, None);
@@ -409,6 +410,7 @@ mod tests {
             idx,
             pid: Some(1),
             tid: Some(tid),
+            stack_tid: Some(tid),
             ts,
             end_ts,
             is_lock,
@@ -443,6 +445,36 @@ mod tests {
                 ("operator", b + 1, a + 1, 5, Some(0)), // A's time after B
                 ("dependency", a + 1, c, 0, None),      // to the next top-level op
                 ("operator", c, c + 1, 3, Some(2)),     // C
+            ]
+        );
+    }
+
+    #[test]
+    fn a_backward_thread_merged_into_the_forward_thread_continues_its_call_stack() {
+        // forward A [0, 4) on thread 1, then backward B [6, 9) on thread 2, on thread 1's
+        // stack (HTA's merge): one stack, B after A; unmerged, two stacks and no edge between
+        let mut step = Step {
+            events: vec![
+                event(0, 10, 1, (0, 4), false),
+                event(1, 11, 2, (6, 9), false),
+            ],
+            ..Step::default()
+        };
+        let (a, b) = (20, 22);
+        assert_eq!(
+            edges(&step),
+            vec![
+                ("operator", a, a + 1, 4, Some(0)),
+                ("operator", b, b + 1, 3, Some(1))
+            ]
+        );
+        step.events[1].stack_tid = Some(1);
+        assert_eq!(
+            edges(&step),
+            vec![
+                ("operator", a, a + 1, 4, Some(0)),
+                ("dependency", a + 1, b, 0, None),
+                ("operator", b, b + 1, 3, Some(1)),
             ]
         );
     }

@@ -22,7 +22,8 @@
 //! - a thread's call stack: its ops' start and end markers in order (at one time ends before
 //!   starts, the longer of two starts first, the shorter of two ends first), each joined to
 //!   the one before it; a top-level start follows the previous marker at no cost, and the
-//!   end of a blocking call costs nothing (the GPU side carries its wait);
+//!   end of a blocking call costs nothing (the GPU side carries its wait); a step's backward
+//!   thread (its one thread of `autograd` ops) is on its forward thread's stack, as in HTA;
 //! - the runtime lock (`is_lock` calls, over all threads in time order): each end takes the
 //!   starts since the previous end, and follows that end;
 //! - a GPU op: its own time; its launch delay when its stream's queue was empty (or it opens

@@ -28,7 +28,7 @@ pub(super) const KINDS: [Kind; 3] = [EVENTS, OPS, SYNCS];
 /// A CPU op or runtime call ([`Event`]).
 const EVENTS: Kind = Kind {
     list: "events",
-    ints: &["idx", "pid", "tid", "ts", "end_ts"],
+    ints: &["idx", "pid", "tid", "ts", "end_ts", "stack_tid"],
     flags: &["is_lock", "is_blocking"],
     named: true,
 };
@@ -91,6 +91,7 @@ mod int {
     pub const TID: usize = 2;
     pub const TS: usize = 3;
     pub const END_TS: usize = 4;
+    pub const STACK_TID: usize = 5;
     pub const DEVICE_ID: usize = 5;
     pub const STREAM_ID: usize = 6;
     pub const API_TS: usize = 7;
@@ -234,6 +235,9 @@ pub(super) struct Event {
     pub(super) idx: i64,
     pub(super) pid: Option<i64>,
     pub(super) tid: Option<i64>,
+    /// the thread whose call stack it is on: `tid`, or the forward thread's for an event of
+    /// the backward thread (HTA's merge of the two)
+    pub(super) stack_tid: Option<i64>,
     pub(super) ts: i64,
     pub(super) end_ts: i64,
     pub(super) is_lock: bool,
@@ -247,6 +251,7 @@ impl Event {
             idx: n.req(int::IDX, i)?,
             pid: n.int(int::PID, i),
             tid: n.int(int::TID, i),
+            stack_tid: n.int(int::STACK_TID, i),
             ts: n.req(int::TS, i)?,
             end_ts: n.req(int::END_TS, i)?,
             is_lock: n.flag(flag::IS_LOCK, i),
@@ -423,6 +428,7 @@ mod tests {
             (&EVENTS, int::TID, "tid"),
             (&EVENTS, int::TS, "ts"),
             (&EVENTS, int::END_TS, "end_ts"),
+            (&EVENTS, int::STACK_TID, "stack_tid"),
             (&OPS, int::IDX, "idx"),
             (&OPS, int::PID, "pid"),
             (&OPS, int::TID, "tid"),

@@ -159,6 +159,7 @@ mod tests {
             idx,
             pid: Some(1),
             tid: Some(1),
+            stack_tid: Some(1),
             ts,
             end_ts,
             is_lock: false,
