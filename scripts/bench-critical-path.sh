@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The critical path's speed, measured in one run: tracesql (import + critical_path_summary)
 # against TraceInsight 0.6.1's critical_path_analysis (load included; goal >= 50x faster) on
-# real traces with steps, and on a synthetic window of EVENTS events (goal <= 2 s at 1 M).
+# real traces with steps and on a synthetic one-process trace of EVENTS / 10 events, and alone
+# on a synthetic window of EVENTS events (goal <= 2 s at 1 M).
 # See scripts/bench_critical_path.py.
 #
 #   scripts/bench-critical-path.sh [EVENTS] [ROUNDS]      # TRACESQL_BIN=... skips the build

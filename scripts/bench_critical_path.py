@@ -1,14 +1,17 @@
 """The critical path's speed (scripts/bench-critical-path.sh), in one run: tracesql (import of
 the Kineto trace, then `report critical_path_summary` over every ProfilerStep, two commands)
 against TraceInsight 0.6.1 (load the trace, then `critical_path_analysis` for every step but
-the last, which HTA cannot analyze whole) on the real traces that have steps; then tracesql
-alone on a synthetic window of EVENTS events. Rounds interleave the tools; each figure is the
+the last, which HTA cannot analyze whole) on the real traces that have steps, and on a
+synthetic one-process trace of EVENTS / 10 events (scripts/synth_kineto.py; HTA's paths agree
+with ours there, scripts/check-hta-critical-path.sh); then tracesql alone on a synthetic
+window of EVENTS events. Rounds interleave the tools; each figure is the
 median [min-max] of its rounds.
 """
 import glob, os, shutil, subprocess, sys, time, warnings
 
 sys.path.insert(0, os.path.dirname(__file__))
 from bench_util import spread, timed  # noqa: E402
+import synth_kineto  # noqa: E402
 
 binary, data, work, events, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 python = sys.argv[6]
@@ -30,6 +33,9 @@ def traces():
     yield "HTA's CUDA-graph trace", os.path.join(data, "facebookresearch_HolisticTraceAnalysis__test.json.gz")
     for path in sorted(glob.glob(os.path.join(data, "param_dlrm_8rank", "*.json*")))[:1]:
         yield "DLRM rank 0", path
+    size = events // 10
+    trace = os.path.join(work, f"synthetic-{size}.json")
+    yield f"synthetic, {size // 1000}k events", synth_kineto.make(binary, trace, size, 1)
 
 
 def ours(path, window):
