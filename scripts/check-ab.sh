@@ -2,6 +2,8 @@
 # Same answers from two tracesql builds: each report run by build A and by build B on many
 # windows, with several parameter sets, its CSV output and exit code compared byte for byte.
 # For a change that must not change what a report says (a faster plan, an engine function).
+# The report name `diff` runs `tracesql diff` instead: each window against the next one (and
+# the last against itself), every --by view.
 #
 #   scripts/check-ab.sh A B [REPORT ...]      (default: critical_path critical_path_summary)
 #
@@ -50,8 +52,17 @@ param_sets() {
     critical_path*)
       printf '%s\n' "" "infer_syncs=0" "speedup=gpu_compute=0.5" \
         "speedup=%gemm%=0.8;cpu=0.9;launch_overhead=0" "annotation=%" ;;
+    diff) printf -- '--by %s\n' summary step kernel op annotation stream gpu-op ;;
     *) echo "" ;;
   esac
+}
+
+# The next window after $1 in the list (the last: itself), for `diff`.
+next_window() {
+  local all=("$windows"/*/) i
+  for i in "${!all[@]}"; do
+    [[ "${all[$i]%/}" == "$1" ]] && { local next=${all[$((i + 1))]:-${all[$i]}}; echo "${next%/}"; }
+  done
 }
 
 # One run: stdout, stderr and the exit code, as one text.
@@ -59,6 +70,7 @@ run() {
   local bin=$1 window=$2 report=$3 params=$4
   local args=(report "$report" -w "$window" --format csv)
   [[ -n "$params" ]] && args+=(--param "$params")
+  [[ "$report" == diff ]] && args=(diff "$window" "$(next_window "$window")" --format csv $params)
   local code=0 out
   out=$("$bin" "${args[@]}" 2>&1) || code=$?
   printf '%s\nexit %s\n' "$out" "$code"

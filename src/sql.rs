@@ -138,6 +138,7 @@ pub static SCRIPTS: &[SqlObject] = &[sql_object!("scripts", "critical_path_graph
 /// of both runs (`run` is 'base' or 'new', the first partition column), see `diff`.
 pub static DIFF_RUN: &[SqlObject] = &[
     sql_object!("diff/run", "_diff_step"),
+    sql_object!("diff/run", "_diff_call_op"),
     sql_object!("diff/run", "_diff_gpu_work"),
 ];
 

@@ -42,7 +42,13 @@ pub const RUNS: [&str; 2] = ["base", "new"];
 /// The views that several others read, computed once on their first read and held for the
 /// session (see [`crate::engine::HeldView`]): as views, every reader ran them again, and
 /// `--by op` over HTA's trace-diff pair took 26 s (debug build).
-const HELD: [&str; 4] = ["_diff_step", "_diff_gpu_work", "diff_gpu_op", "diff_step"];
+const HELD: [&str; 5] = [
+    "_diff_step",
+    "_diff_call_op",
+    "_diff_gpu_work",
+    "diff_gpu_op",
+    "diff_step",
+];
 
 /// What to pair and how to judge it.
 #[derive(Clone, Debug)]

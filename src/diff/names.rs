@@ -14,39 +14,63 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, StringBuilder};
-use datafusion::arrow::compute::cast;
+use datafusion::arrow::array::builder::make_view;
+use datafusion::arrow::array::{Array, AsArray, StringViewArray};
+use datafusion::arrow::buffer::{Buffer, ScalarBuffer};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::error::Result as DfResult;
 use datafusion::logical_expr::{create_udf, ColumnarValue, ScalarUDF, Volatility};
+use foldhash::fast::FixedState;
 
-/// The SQL function, over text.
+/// The SQL function, over text as the tables hold it (views), to views.
 pub fn udf() -> ScalarUDF {
     create_udf(
         "diff_kernel_name",
-        vec![DataType::Utf8],
-        DataType::Utf8,
+        vec![DataType::Utf8View],
+        DataType::Utf8View,
         Volatility::Immutable,
         Arc::new(invoke),
     )
 }
 
+/// A window's ops repeat a few hundred names: each distinct name is normalized once and stored
+/// once, and each row gets a view of it. Rows are first looked up by their own view, which is
+/// the same for every row that shares the bytes of one dictionary value (Parquet's, and a
+/// join's copies of its rows): a 16-byte key in place of a name of a hundred bytes. (Over
+/// text, with a copy of each name in and out, this took 0.1 s of a 1 M-event diff.)
 fn invoke(args: &[ColumnarValue]) -> DfResult<ColumnarValue> {
     let arrays = ColumnarValue::values_to_arrays(args)?;
-    let text = cast(&arrays[0], &DataType::Utf8)?;
-    let names = text.as_string::<i32>();
-    // A window's ops repeat a few hundred names: each distinct one is normalized once.
-    let mut normalized: HashMap<&str, String> = HashMap::new();
-    let mut out = StringBuilder::with_capacity(names.len(), names.len() * 16);
-    for i in 0..names.len() {
+    let names = arrays[0].as_string_view();
+    let mut block: Vec<u8> = Vec::new();
+    let mut by_text: HashMap<&str, u128, FixedState> = HashMap::default();
+    let mut by_view: HashMap<u128, u128, FixedState> = HashMap::default();
+    let mut views = Vec::with_capacity(names.len());
+    for (i, view) in names.views().iter().enumerate() {
         if names.is_null(i) {
-            out.append_null();
-        } else {
-            let raw = names.value(i);
-            out.append_value(normalized.entry(raw).or_insert_with(|| kernel_name(raw)));
+            views.push(0);
+            continue;
         }
+        let normalized = *by_view.entry(*view).or_insert_with(|| {
+            let raw = names.value(i);
+            *by_text.entry(raw).or_insert_with(|| {
+                let name = kernel_name(raw);
+                let at = u32::try_from(block.len()).expect("normalized names under 4 GiB");
+                block.extend_from_slice(name.as_bytes());
+                make_view(name.as_bytes(), 0, at)
+            })
+        });
+        views.push(normalized);
     }
-    Ok(ColumnarValue::Array(Arc::new(out.finish())))
+    // SAFETY: every view is `make_view` of a whole `&str` appended to `block` at its offset
+    // (block 0), or 0 under a null: what `try_new` checks.
+    let out = unsafe {
+        StringViewArray::new_unchecked(
+            ScalarBuffer::from(views),
+            vec![Buffer::from_vec(block)],
+            names.nulls().cloned(),
+        )
+    };
+    Ok(ColumnarValue::Array(Arc::new(out)))
 }
 
 const GEMM_LIBRARIES: [&str; 8] = [
@@ -137,6 +161,34 @@ mod tests {
             "Memcpy HtoD (Pageable -> Device)"
         );
         assert_eq!(kernel_name("my_kernel"), "my_kernel");
+    }
+
+    #[test]
+    fn the_function_normalizes_each_row_and_keeps_nulls() {
+        let names = StringViewArray::from(vec![
+            Some("triton_poi_fused_add_mul_0"),
+            None,
+            Some("void k<int>(float*)"),
+            Some("triton_poi_fused_add_mul_0"),
+            Some("void k<float>(int)"),
+        ]);
+        let ColumnarValue::Array(out) = invoke(&[ColumnarValue::Array(Arc::new(names))]).unwrap()
+        else {
+            panic!("an array")
+        };
+        let out = out.as_string_view();
+        let got: Vec<Option<&str>> = out.iter().collect();
+        assert_eq!(
+            got,
+            [
+                Some("triton_poi_fused_add_mul"),
+                None,
+                Some("k"),
+                Some("triton_poi_fused_add_mul"),
+                Some("k"),
+            ]
+        );
+        out.to_data().validate_full().unwrap();
     }
 
     #[test]

@@ -203,7 +203,7 @@ pub(crate) fn pair(change: Change) -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 /// Rows of `sql` over the diff of `base` and `new`.
-async fn diff_rows(base: &Path, new: &Path, sql: &str) -> Vec<String> {
+pub(crate) async fn diff_rows(base: &Path, new: &Path, sql: &str) -> Vec<String> {
     let options = tracesql::diff::Options::default();
     diff_rows_with(base, new, &options, sql).await.unwrap()
 }

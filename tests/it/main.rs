@@ -9,6 +9,7 @@ mod convert;
 mod critical_path;
 mod critical_path_export;
 mod diff;
+mod diff_issuer;
 mod diff_timeline;
 mod doctor;
 mod export;
