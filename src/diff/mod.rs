@@ -296,10 +296,12 @@ async fn register_unions(
                 .join(", ")
         };
         let [b_run, n_run] = RUNS;
+        // `run` as views, as the tables' text is: every join, sort and group of the diff has
+        // it as its first key.
         ctx.sql(&format!(
             "CREATE VIEW \"{name}\" AS \
-             SELECT '{b_run}' AS run, {} FROM {b_run}.\"{name}\" \
-             UNION ALL SELECT '{n_run}' AS run, {} FROM {n_run}.\"{name}\"",
+             SELECT arrow_cast('{b_run}', 'Utf8View') AS run, {} FROM {b_run}.\"{name}\" \
+             UNION ALL SELECT arrow_cast('{n_run}', 'Utf8View') AS run, {} FROM {n_run}.\"{name}\"",
             select(|c| c.0.clone()),
             select(|c| c.1.clone()),
         ))
