@@ -18,11 +18,16 @@ WITH uncovered AS (
     ON i.correlation_id = a.correlation_id AND i.cpu_op IS NOT NULL {{same_window i a}}
   WHERE a.correlation_id <> 0
 ),
+uncovered_thread AS (
+  -- their threads, each once (a semi join on the calls themselves compares each op with
+  -- every call of its thread: 24 s on HTA's trace-diff pair)
+  SELECT DISTINCT {{part}} pid, tid FROM uncovered
+),
 thread_cpu_op AS (
-  -- the CPU ops of the threads that made such calls
+  -- the CPU ops of those threads
   SELECT {{part e}} e.ts_ns AS ts, e.name, e.ts_ns + e.dur_ns AS op_end, e.pid, e.tid
   FROM cpu_event e
-  LEFT SEMI JOIN uncovered c ON c.pid = e.pid AND c.tid = e.tid {{same_window c e}}
+  JOIN uncovered_thread t ON t.pid = e.pid AND t.tid = e.tid {{same_window t e}}
   WHERE e.ph = 'X' AND e.cat = 'cpu_op'
 ),
 thread_op AS (
