@@ -8,14 +8,16 @@ use crate::report::ReportOutput;
 use crate::Result;
 
 /// The query of one `--by` view (summary, step, kernel, op, annotation, stream, gpu-op), ordered: the pairing keys first, then the most changed first
-/// (kernel, op, stream), in step order (step), or by step and time (gpu-op).
+/// (kernel, op, stream), in step order (step), or by step and time (gpu-op; ops that start
+/// together in their pairing order, so that the order is total).
 pub fn view_sql(view: &str, keys: &[String]) -> String {
     let keys: String = keys.iter().map(|k| format!("{k}, ")).collect();
     match view {
         "summary" => format!("SELECT * FROM diff_summary ORDER BY {keys}1"),
         "step" => format!("SELECT * FROM diff_step ORDER BY {keys}step"),
         "gpu-op" => format!(
-            "SELECT * FROM diff_gpu_op ORDER BY {keys}step, COALESCE(base_ts, new_ts), change"
+            "SELECT * FROM diff_gpu_op \
+             ORDER BY {keys}step, COALESCE(base_ts, new_ts), change, kind, cpu_op, kernel, nth"
         ),
         by => format!(
             "SELECT * EXCLUDE (by) FROM diff_by WHERE by = '{by}' \
