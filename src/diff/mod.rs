@@ -147,6 +147,7 @@ fn pairing(
 /// One session over `base` and `new` with every table, view and diff view registered.
 pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff> {
     let pairs = pairing(base, new, &options.pair)?;
+    let mut profile = crate::profile::Clock::start();
     let ctx = crate::engine::query_session();
     let catalog_name = ctx
         .state()
@@ -166,6 +167,7 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
         schemas.push(schema);
     }
     read_cpu_traces(&schemas).await?;
+    profile.mark("open the runs (tables, CPU traces)");
     register_unions(&ctx, &schemas[0], &schemas[1], base, &pairs).await?;
 
     let mut partitions = vec!["run".to_string()];
@@ -200,7 +202,7 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
                     .ok_or_else(|| named(Error::Internal(format!("does not start `{header}`"))))?;
                 let plan = ctx.sql(query).await.map_err(|e| named(e.into()))?;
                 crate::profile::explain(object.name, async || Ok(plan.clone())).await?;
-                let held = crate::engine::HeldView::new(plan.into_unoptimized_plan());
+                let held = crate::engine::HeldView::new(object.name, plan.into_unoptimized_plan());
                 ctx.register_table(object.name, Arc::new(held))
                     .map_err(|e| named(e.into()))?;
             } else {
@@ -208,6 +210,8 @@ pub async fn open(base: &Window, new: &Window, options: &Options) -> Result<Diff
             }
         }
     }
+    // the held views are computed when a query first reads them, each reported then
+    profile.mark("plan the views");
     Ok(Diff { ctx, keys, pairs })
 }
 

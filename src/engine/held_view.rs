@@ -22,15 +22,18 @@ use tokio::sync::OnceCell;
 /// A query's rows, computed once when first scanned. They stay in memory for the session.
 #[derive(Debug)]
 pub struct HeldView {
+    /// what `--profile` calls it
+    name: String,
     plan: LogicalPlan,
     schema: SchemaRef,
     rows: OnceCell<Vec<RecordBatch>>,
 }
 
 impl HeldView {
-    /// The view of `plan` (a query's logical plan, optimized or not).
-    pub fn new(plan: LogicalPlan) -> Self {
+    /// The view `name` of `plan` (a query's logical plan, optimized or not).
+    pub fn new(name: &str, plan: LogicalPlan) -> Self {
         HeldView {
+            name: name.to_string(),
             schema: Arc::new(plan.schema().as_arrow().clone()),
             plan,
             rows: OnceCell::new(),
@@ -58,8 +61,13 @@ impl TableProvider for HeldView {
         let rows = self
             .rows
             .get_or_try_init(|| async {
+                let clock = crate::profile::Clock::start();
                 let plan = state.create_physical_plan(&self.plan).await?;
-                collect(plan, state.task_ctx()).await
+                let rows = collect(plan, state.task_ctx()).await;
+                // its time (with any held view it reads), under the stage whose query read it
+                // first
+                clock.report(&format!("  (held {})", self.name));
+                rows
             })
             .await?;
         let table = MemTable::try_new(self.schema.clone(), vec![rows.clone()])?;
@@ -81,7 +89,7 @@ mod tests {
             .await
             .unwrap()
             .into_unoptimized_plan();
-        ctx.register_table("held", Arc::new(HeldView::new(plan)))
+        ctx.register_table("held", Arc::new(HeldView::new("held", plan)))
             .unwrap();
         let value = |sql: &'static str| {
             let ctx = ctx.clone();

@@ -310,7 +310,7 @@ pub async fn register_helpers_for(
                 .await
                 .map_err(|e| named(e.into()))?
                 .into_unoptimized_plan();
-            let held = Arc::new(crate::engine::HeldView::new(plan));
+            let held = Arc::new(crate::engine::HeldView::new(helper.name, plan));
             ctx.register_table(helper.name, held)
                 .map_err(|e| named(e.into()))?;
         } else {
